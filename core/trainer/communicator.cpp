@@ -1,0 +1,127 @@
+#include "communicator.h"
+
+#include <cstdlib>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef RINGMASTER_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "errors.h"
+
+namespace ringmaster::trainer {
+namespace {
+
+std::shared_ptr<::gloo::transport::Device> makeGlooDevice(const std::string& masterAddr)
+{
+    // The C++ API ignores GLOO_SOCKET_IFNAME, unlike Python's init_process_group: honour it here.
+    if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+        return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+    }
+    if (masterAddr == "127.0.0.1" || masterAddr == "localhost" || masterAddr == "::1") {
+        return c10d::ProcessGroupGloo::createDeviceForHostname(masterAddr);
+    }
+    return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::milliseconds timeout)
+{
+    const bool isServer = env.rank == 0;
+    const auto options = compat::makeStoreOptions(env.masterPort, isServer, env.worldSize, timeout);
+    const std::string where = env.masterAddr + ":" + std::to_string(env.masterPort);
+    try {
+        auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
+        return c10::make_intrusive<c10d::PrefixStore>("ringmaster", store);
+    } catch (const std::exception& e) {
+        const std::string message = e.what();
+        if (isServer && (message.find("in use") != std::string::npos || message.find("bind") != std::string::npos)) {
+            throw UsageError("MASTER_PORT " + std::to_string(env.masterPort) + " is already in use on " +
+                             env.masterAddr + ": choose a free port (ringmaster-launch --master-port 0 picks one)");
+        }
+        throw std::runtime_error("rendezvous at " + where + " failed after at most " +
+                                 std::to_string(timeout.count() / 1000) + " s (rank " + std::to_string(env.rank) +
+                                 " of " + std::to_string(env.worldSize) +
+                                 "; did every rank start? raise --rendezvous-timeout if startup is slow): " +
+                                 message.substr(0, message.find('\n')));
+    }
+}
+
+} // namespace
+
+Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& options)
+    : m_rank(env.rank)
+    , m_worldSize(env.worldSize)
+    , m_backend(options.backend)
+{
+    if (m_backend == "nccl") {
+#ifndef RINGMASTER_HAVE_NCCL
+        throw UsageError("--backend nccl: this ringmaster-trainer was built against a LibTorch without CUDA/NCCL; "
+                         "use --backend gloo, or rebuild against a CUDA LibTorch (scripts/gpu-check.sh)");
+#endif
+    }
+    if (!distributed()) return;
+
+    m_store = rendezvous(env, options.rendezvousTimeout);
+    if (m_backend == "gloo") {
+        auto glooOptions = c10d::ProcessGroupGloo::Options::create(options.collectiveTimeout);
+        glooOptions->devices.push_back(makeGlooDevice(env.masterAddr));
+        m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(m_store, m_rank, m_worldSize, glooOptions);
+    } else {
+#ifdef RINGMASTER_HAVE_NCCL
+        auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
+        ncclOptions->timeout = options.collectiveTimeout;
+        m_group = c10::make_intrusive<c10d::ProcessGroupNCCL>(m_store, m_rank, m_worldSize, ncclOptions);
+#endif
+    }
+}
+
+Communicator::~Communicator() = default;
+
+c10::intrusive_ptr<c10d::Work> Communicator::allreduceSumAsync(torch::Tensor& tensor)
+{
+    if (!distributed()) return {};
+    std::vector<torch::Tensor> tensors{tensor};
+    return m_group->allreduce(tensors, c10d::AllreduceOptions{});
+}
+
+void Communicator::allreduceSum(torch::Tensor& tensor)
+{
+    waitWork(allreduceSumAsync(tensor), "all-reduce");
+}
+
+void Communicator::broadcastFromRankZero(torch::nn::Module& module)
+{
+    if (!distributed()) return;
+    torch::NoGradGuard noGrad; // in-place writes into leaf parameters
+    std::vector<torch::Tensor> tensors;
+    for (auto& param : module.parameters()) tensors.push_back(param);
+    for (auto& buffer : module.buffers()) tensors.push_back(buffer);
+    for (auto& tensor : tensors) {
+        std::vector<torch::Tensor> one{tensor};
+        c10d::BroadcastOptions broadcastOptions;
+        broadcastOptions.rootRank = 0;
+        waitWork(m_group->broadcast(one, broadcastOptions), "parameter broadcast");
+    }
+}
+
+void Communicator::barrier()
+{
+    if (!distributed()) return;
+    waitWork(m_group->barrier(c10d::BarrierOptions{}), "barrier");
+}
+
+void waitWork(const c10::intrusive_ptr<c10d::Work>& work, const char* what)
+{
+    if (!work) return;
+    try {
+        work->wait();
+    } catch (const std::exception& e) {
+        const std::string message = e.what();
+        throw std::runtime_error(std::string(what) + " failed (a peer rank died, hung past --collective-timeout, "
+                                 "or the network broke): " + message.substr(0, message.find('\n')));
+    }
+}
+
+} // namespace ringmaster::trainer

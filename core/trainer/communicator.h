@@ -1,0 +1,59 @@
+#pragma once
+// Rendezvous (c10d::TCPStore served by rank 0, wrapped in a PrefixStore) and the collective backend:
+// Gloo on CPU, NCCL on CUDA (compiled only where the found LibTorch has CUDA). World size 1 makes no
+// store and no group: every collective is then a no-op.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include "compat.h"
+#include "dist_env.h"
+
+namespace ringmaster::trainer {
+
+struct CommunicatorOptions
+{
+    std::string backend;  // gloo | nccl
+    torch::Device device = torch::kCPU;
+    std::chrono::milliseconds rendezvousTimeout{300000};
+    std::chrono::milliseconds collectiveTimeout{300000};
+};
+
+class Communicator
+{
+public:
+    // Throws UsageError (bad port, NCCL without CUDA) or std::runtime_error (rendezvous timeout).
+    Communicator(const DistEnv& env, const CommunicatorOptions& options);
+    ~Communicator();
+    Communicator(const Communicator&) = delete;
+    Communicator& operator=(const Communicator&) = delete;
+
+    int rank() const { return m_rank; }
+    int worldSize() const { return m_worldSize; }
+    bool distributed() const { return m_worldSize > 1; }
+    const std::string& backendName() const { return m_backend; }
+
+    // Sum over ranks, in place; the returned work must be waited on (null when not distributed).
+    c10::intrusive_ptr<c10d::Work> allreduceSumAsync(torch::Tensor& tensor);
+    void allreduceSum(torch::Tensor& tensor);
+    // Copies rank 0's parameters and buffers into every rank's module.
+    void broadcastFromRankZero(torch::nn::Module& module);
+    void barrier();
+
+private:
+    int m_rank;
+    int m_worldSize;
+    std::string m_backend;
+    c10::intrusive_ptr<c10d::Store> m_store;
+    c10::intrusive_ptr<compat::CollectiveBackend> m_group;
+};
+
+// Waits and turns a backend failure (peer died, timeout) into one clear error.
+void waitWork(const c10::intrusive_ptr<c10d::Work>& work, const char* what);
+
+} // namespace ringmaster::trainer

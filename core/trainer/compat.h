@@ -1,0 +1,30 @@
+#pragma once
+// The few places where LibTorch 1.13 (Debian) and 2.x (CUDA builds) differ, keyed on
+// TORCH_VERSION_MAJOR so the rest of the trainer is written once.
+
+#include <chrono>
+#include <cstdint>
+
+#include <torch/torch.h>
+#include <torch/version.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+namespace ringmaster::compat {
+
+// 1.13: backends (Gloo, NCCL) derive from c10d::ProcessGroup; 2.x: from c10d::Backend.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
+
+// TCPStoreOptions grew fields in 2.x (useLibUV, ...): set the shared ones one by one.
+c10d::TCPStoreOptions makeStoreOptions(std::uint16_t port, bool isServer, int worldSize,
+                                       std::chrono::milliseconds timeout);
+
+// 1.13 zeroes gradients in place; 2.x defaults to set_to_none. Ringmaster overwrites every
+// gradient after its all-reduce, so dropping them is correct on both and saves a memset.
+void zeroGrad(torch::optim::Optimizer& optimizer);
+
+} // namespace ringmaster::compat

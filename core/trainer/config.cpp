@@ -1,0 +1,256 @@
+#include "config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "errors.h"
+
+namespace ringmaster::trainer {
+namespace {
+
+using Setter = std::function<void(TrainerConfig&, const std::string& flag, const std::string& value)>;
+
+double toDouble(const std::string& flag, const std::string& value)
+{
+    char* end = nullptr;
+    const double result = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0' || !std::isfinite(result)) {
+        throw UsageError("--" + flag + ": '" + value + "' is not a number");
+    }
+    return result;
+}
+
+std::int64_t toInt(const std::string& flag, const std::string& value)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long long result = std::strtoll(value.c_str(), &end, 10);
+    if (errno != 0 || end == value.c_str() || *end != '\0') {
+        throw UsageError("--" + flag + ": '" + value + "' is not an integer");
+    }
+    return result;
+}
+
+bool toBool(const std::string& flag, const std::string& value)
+{
+    if (value == "1" || value == "true" || value == "yes") return true;
+    if (value == "0" || value == "false" || value == "no") return false;
+    throw UsageError("--" + flag + ": '" + value + "' is not a boolean (true or false)");
+}
+
+template <typename Field>
+Setter intField(Field TrainerConfig::*field)
+{
+    return [field](TrainerConfig& c, const std::string& f, const std::string& v) {
+        c.*field = static_cast<Field>(toInt(f, v));
+    };
+}
+
+Setter doubleField(double TrainerConfig::*field)
+{
+    return [field](TrainerConfig& c, const std::string& f, const std::string& v) { c.*field = toDouble(f, v); };
+}
+
+Setter stringField(std::string TrainerConfig::*field)
+{
+    return [field](TrainerConfig& c, const std::string&, const std::string& v) { c.*field = v; };
+}
+
+const std::map<std::string, Setter>& setters()
+{
+    static const std::map<std::string, Setter> table = {
+        {"model", stringField(&TrainerConfig::model)},
+        {"data", stringField(&TrainerConfig::data)},
+        {"epochs", intField(&TrainerConfig::epochs)},
+        {"max-steps", intField(&TrainerConfig::maxSteps)},
+        {"batch-size", intField(&TrainerConfig::batchSize)},
+        {"lr", doubleField(&TrainerConfig::lr)},
+        {"optimizer", stringField(&TrainerConfig::optimizer)},
+        {"momentum", doubleField(&TrainerConfig::momentum)},
+        {"weight-decay", doubleField(&TrainerConfig::weightDecay)},
+        {"lr-schedule", stringField(&TrainerConfig::lrSchedule)},
+        {"warmup-steps", intField(&TrainerConfig::warmupSteps)},
+        {"lr-step-size", intField(&TrainerConfig::lrStepSize)},
+        {"lr-gamma", doubleField(&TrainerConfig::lrGamma)},
+        {"seed", [](TrainerConfig& c, const std::string& f, const std::string& v) {
+             const auto seed = toInt(f, v);
+             if (seed < 0) throw UsageError("--seed: must be >= 0, got " + v);
+             c.seed = static_cast<std::uint64_t>(seed);
+         }},
+        {"device", stringField(&TrainerConfig::device)},
+        {"backend", stringField(&TrainerConfig::backend)},
+        {"threads", intField(&TrainerConfig::threads)},
+        {"checkpoint-every", intField(&TrainerConfig::checkpointEvery)},
+        {"keep-checkpoints", intField(&TrainerConfig::keepCheckpoints)},
+        {"resume", stringField(&TrainerConfig::resume)},
+        {"out", stringField(&TrainerConfig::out)},
+        {"eval-every", intField(&TrainerConfig::evalEvery)},
+        {"eval-batch-size", intField(&TrainerConfig::evalBatchSize)},
+        {"bucket-mb", doubleField(&TrainerConfig::bucketMb)},
+        {"drop-last", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.dropLast = toBool(f, v); }},
+        {"log-every", intField(&TrainerConfig::logEvery)},
+        {"rendezvous-timeout", doubleField(&TrainerConfig::rendezvousTimeoutSec)},
+        {"collective-timeout", doubleField(&TrainerConfig::collectiveTimeoutSec)},
+        {"synthetic-samples", intField(&TrainerConfig::syntheticSamples)},
+    };
+    return table;
+}
+
+std::string normaliseKey(std::string key)
+{
+    for (auto& ch : key) {
+        if (ch == '_') ch = '-';
+    }
+    return key;
+}
+
+void applyValue(TrainerConfig& config, const std::string& key, const std::string& value)
+{
+    const auto& table = setters();
+    const auto it = table.find(key);
+    if (it == table.end()) {
+        throw UsageError("unknown option '--" + key + "' (run ringmaster-trainer --help for the list)");
+    }
+    it->second(config, key, value);
+}
+
+void requireOneOf(const std::string& flag, const std::string& value, std::initializer_list<const char*> allowed)
+{
+    std::string list;
+    for (const char* option : allowed) {
+        if (value == option) return;
+        list += list.empty() ? option : std::string("|") + option;
+    }
+    throw UsageError("--" + flag + ": unknown value '" + value + "' (valid: " + list + ")");
+}
+
+} // namespace
+
+std::string trainerUsage()
+{
+    return "usage: ringmaster-trainer [--job FILE] [--FLAG VALUE]...\n"
+           "One data-parallel rank; reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,\n"
+           "MASTER_PORT (or SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS) from the environment.\n"
+           "flags: --model linear|mlp|cnn  --data fashion-mnist|synthetic|DIR  --epochs N  --max-steps N\n"
+           "       --batch-size N (per rank)  --lr X  --optimizer sgd|adam|adamw  --momentum X\n"
+           "       --weight-decay X  --lr-schedule constant|step|cosine  --warmup-steps N  --lr-step-size N\n"
+           "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
+           "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
+           "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
+           "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n";
+}
+
+bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
+{
+    // The job file is applied first wherever it appears, so flags always override it.
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::cout << trainerUsage();
+            return false;
+        }
+        if (arg == "--job") {
+            if (i + 1 >= argc) throw UsageError("--job needs a file name");
+            applyJobFile(argv[i + 1], config);
+        }
+    }
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.rfind("--", 0) != 0) {
+            throw UsageError("unexpected argument '" + arg + "' (flags look like --name VALUE)");
+        }
+        arg = arg.substr(2);
+        std::string value;
+        if (const auto eq = arg.find('='); eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        } else {
+            if (i + 1 >= argc) throw UsageError("--" + arg + " needs a value");
+            value = argv[++i];
+        }
+        if (arg == "job") continue;
+        applyValue(config, arg, value);
+    }
+    validateConfig(config);
+    return true;
+}
+
+void applyJobFile(const std::string& path, TrainerConfig& config)
+{
+    std::ifstream in(path);
+    if (!in) {
+        throw UsageError("job file '" + path + "' cannot be read: check the path and its permissions");
+    }
+    nlohmann::json doc;
+    try {
+        in >> doc;
+    } catch (const nlohmann::json::exception& e) {
+        throw UsageError("job file '" + path + "' is not valid JSON: " + e.what());
+    }
+    if (!doc.is_object()) {
+        throw UsageError("job file '" + path + "' must hold a JSON object");
+    }
+    const nlohmann::json& section = doc.contains("trainer") ? doc["trainer"] : doc;
+    for (const auto& [key, value] : section.items()) {
+        if (&section == &doc && (key == "version" || key == "launch")) continue;
+        std::string text;
+        if (value.is_string()) {
+            text = value.get<std::string>();
+        } else if (value.is_number() || value.is_boolean()) {
+            text = value.dump();
+        } else {
+            throw UsageError("job file '" + path + "': key '" + key + "' must be a string, number or boolean");
+        }
+        try {
+            applyValue(config, normaliseKey(key), text);
+        } catch (const UsageError& e) {
+            throw UsageError("job file '" + path + "': " + e.what());
+        }
+    }
+}
+
+void validateConfig(const TrainerConfig& c)
+{
+    requireOneOf("model", c.model, {"linear", "mlp", "cnn"});
+    requireOneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
+    requireOneOf("lr-schedule", c.lrSchedule, {"constant", "step", "cosine"});
+    requireOneOf("device", c.device, {"cpu", "cuda"});
+    if (!c.backend.empty()) requireOneOf("backend", c.backend, {"gloo", "nccl"});
+    if (c.epochs < 1) throw UsageError("--epochs: must be >= 1, got " + std::to_string(c.epochs));
+    if (c.maxSteps < 0) throw UsageError("--max-steps: must be >= 0 (0 = no limit), got " + std::to_string(c.maxSteps));
+    if (c.batchSize < 1) throw UsageError("--batch-size: must be >= 1 (per rank), got " + std::to_string(c.batchSize));
+    if (!(c.lr > 0.0)) throw UsageError("--lr: must be > 0, got " + std::to_string(c.lr));
+    if (c.momentum < 0.0 || c.momentum >= 1.0) throw UsageError("--momentum: must be in [0, 1), got " + std::to_string(c.momentum));
+    if (c.weightDecay < 0.0) throw UsageError("--weight-decay: must be >= 0, got " + std::to_string(c.weightDecay));
+    if (c.warmupSteps < 0) throw UsageError("--warmup-steps: must be >= 0");
+    if (c.lrStepSize < 0) throw UsageError("--lr-step-size: must be >= 0 (0 = one epoch)");
+    if (!(c.lrGamma > 0.0 && c.lrGamma <= 1.0)) throw UsageError("--lr-gamma: must be in (0, 1]");
+    if (c.threads < 0) throw UsageError("--threads: must be >= 0 (0 = cores / local world size)");
+    if (c.checkpointEvery < 0) throw UsageError("--checkpoint-every: must be >= 0 (0 = at each epoch end)");
+    if (c.keepCheckpoints < 1) throw UsageError("--keep-checkpoints: must be >= 1");
+    if (c.evalEvery < 0) throw UsageError("--eval-every: must be >= 0 (0 = only at the end)");
+    if (c.evalBatchSize < 1) throw UsageError("--eval-batch-size: must be >= 1");
+    if (!(c.bucketMb > 0.0)) throw UsageError("--bucket-mb: must be > 0");
+    if (c.logEvery < 1) throw UsageError("--log-every: must be >= 1");
+    if (!(c.rendezvousTimeoutSec > 0.0)) throw UsageError("--rendezvous-timeout: must be > 0 seconds");
+    if (!(c.collectiveTimeoutSec > 0.0)) throw UsageError("--collective-timeout: must be > 0 seconds");
+    if (c.syntheticSamples < 1) throw UsageError("--synthetic-samples: must be >= 1");
+    if (c.out.empty()) throw UsageError("--out: needs a run directory");
+    if (c.model == "linear" && c.data != "synthetic") {
+        throw UsageError("--model linear trains on --data synthetic (it is a 10-input regression), got --data " + c.data);
+    }
+    if (c.model != "linear" && c.data == "synthetic") {
+        throw UsageError("--data synthetic is for --model linear; use fashion-mnist or an IDX folder for " + c.model);
+    }
+    if (c.backend == "nccl" && c.device != "cuda") {
+        throw UsageError("--backend nccl needs --device cuda (NCCL only runs on GPUs); use --backend gloo on cpu");
+    }
+}
+
+} // namespace ringmaster::trainer

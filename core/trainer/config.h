@@ -1,0 +1,56 @@
+#pragma once
+// Trainer hyperparameters: from a JSON job file (--job) and/or command-line flags (flags win).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringmaster::trainer {
+
+struct TrainerConfig
+{
+    std::string model = "cnn";              // linear | mlp | cnn
+    std::string data = "fashion-mnist";     // fashion-mnist | synthetic | a folder of MNIST-format IDX files
+    int epochs = 1;
+    std::int64_t maxSteps = 0;              // 0: no limit besides epochs
+    std::int64_t batchSize = 64;            // per rank
+    double lr = 0.01;
+    std::string optimizer = "sgd";          // sgd | adam | adamw
+    double momentum = 0.9;
+    double weightDecay = 0.0;
+    std::string lrSchedule = "constant";    // constant | step | cosine
+    std::int64_t warmupSteps = 0;
+    std::int64_t lrStepSize = 0;            // step schedule: steps per decay (0: one epoch)
+    double lrGamma = 0.1;                   // step schedule: decay factor
+    std::uint64_t seed = 42;
+    std::string device = "cpu";             // cpu | cuda
+    std::string backend;                    // gloo | nccl; empty: nccl on cuda, gloo on cpu
+    int threads = 0;                        // intra-op threads per rank; 0: cores / local world size
+    std::int64_t checkpointEvery = 0;       // steps; 0: at the end of each epoch only
+    int keepCheckpoints = 3;
+    std::string resume;                     // checkpoint file or run directory
+    std::string out = "runs/trainer";       // run directory
+    int evalEvery = 1;                      // epochs; 0: only at the end
+    std::int64_t evalBatchSize = 1000;
+    double bucketMb = 25.0;                 // gradient bucket size, as DDP's bucket_cap_mb
+    bool dropLast = false;                  // sampler: drop the tail instead of padding
+    int logEvery = 10;                      // stdout metric line every N steps (metrics.csv gets every step)
+    double rendezvousTimeoutSec = 300.0;
+    double collectiveTimeoutSec = 300.0;
+    std::int64_t syntheticSamples = 4096;   // size of the synthetic regression set
+};
+
+// Parses argv (argv[0] is the program). Throws UsageError with a one-line message naming the flag.
+// Returns false when --help was asked for (the usage text was printed).
+bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config);
+
+// Applies the keys of a JSON job file: top-level keys or a "trainer" object, named like the flags
+// with '-' or '_' ("batch_size" or "batch-size"). Unknown keys are an error.
+void applyJobFile(const std::string& path, TrainerConfig& config);
+
+// Checks ranges and names; throws UsageError.
+void validateConfig(const TrainerConfig& config);
+
+std::string trainerUsage();
+
+} // namespace ringmaster::trainer

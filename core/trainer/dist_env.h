@@ -1,0 +1,30 @@
+#pragma once
+// The torchrun environment contract (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), with Slurm's variables as fallbacks, so the same binary runs under Ringmaster,
+// torchrun --no-python, srun, or by hand.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ringmaster::trainer {
+
+struct DistEnv
+{
+    int rank = 0;
+    int localRank = 0;
+    int worldSize = 1;
+    int localWorldSize = 1;
+    std::string masterAddr = "127.0.0.1";
+    std::uint16_t masterPort = 29500;
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+// Reads the process environment. Throws UsageError naming the variable that is missing or invalid.
+DistEnv readDistEnv();
+// The same, against any lookup (tests pass a map).
+DistEnv readDistEnv(const EnvLookup& lookup);
+
+} // namespace ringmaster::trainer

@@ -1,0 +1,42 @@
+#include "stop_signal.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace ringmaster::trainer {
+namespace {
+
+std::atomic<int> g_stopSignal{0};
+
+extern "C" void onStopSignal(int signal)
+{
+    int expected = 0;
+    if (!g_stopSignal.compare_exchange_strong(expected, signal)) {
+        std::signal(signal, SIG_DFL); // second request: die now
+        std::raise(signal);
+    }
+}
+
+} // namespace
+
+void installStopHandlers()
+{
+    struct sigaction action{};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+}
+
+bool stopRequested()
+{
+    return g_stopSignal.load() != 0;
+}
+
+int stopSignal()
+{
+    return g_stopSignal.load();
+}
+
+} // namespace ringmaster::trainer

@@ -1,0 +1,415 @@
+#include "trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint.h"
+#include "communicator.h"
+#include "compat.h"
+#include "errors.h"
+#include "grad_sync.h"
+#include "lr_schedule.h"
+#include "rank_sink.h"
+#include "reporter.h"
+#include "run_recorder.h"
+#include "sampler.h"
+#include "stop_signal.h"
+
+namespace fs = std::filesystem;
+
+namespace ringmaster::trainer {
+namespace {
+
+constexpr double kBytesPerMb = 1024.0 * 1024.0;
+
+std::string firstLine(const std::string& text)
+{
+    return text.substr(0, text.find('\n'));
+}
+
+void setUpLogging(int rank)
+{
+    auto logger = std::make_shared<spdlog::logger>("trainer", std::make_shared<RankStreamSinkMt>());
+    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [rank " + std::to_string(rank) + "] [%l] %v");
+    spdlog::set_default_logger(logger);
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainerConfig& c, const std::vector<torch::Tensor>& params)
+{
+    if (c.optimizer == "adam") {
+        return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(c.lr).weight_decay(c.weightDecay));
+    }
+    if (c.optimizer == "adamw") {
+        return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(c.lr).weight_decay(c.weightDecay));
+    }
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weightDecay));
+}
+
+void setLearningRate(torch::optim::Optimizer& optimizer, double lr)
+{
+    for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+} // namespace
+
+int trainerMain(int argc, char** argv)
+{
+    TrainerConfig config;
+    DistEnv env;
+    try {
+        if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
+        env = readDistEnv();
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "ringmaster-trainer: error: %s\n", e.what());
+        return kExitUsage;
+    }
+    setUpLogging(env.rank);
+    installStopHandlers();
+    try {
+        Trainer trainer(config, env);
+        return trainer.run();
+    } catch (const UsageError& e) {
+        spdlog::error("{}", e.what());
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        spdlog::error("{}", firstLine(e.what()));
+        return kExitFailure;
+    }
+}
+
+Trainer::Trainer(TrainerConfig config, DistEnv env)
+    : m_config(std::move(config))
+    , m_env(std::move(env))
+{
+}
+
+Trainer::~Trainer() = default;
+
+double Trainer::elapsedSeconds() const
+{
+    return m_wallTimeOffset + std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+}
+
+int Trainer::run()
+{
+    m_started = std::chrono::steady_clock::now();
+    m_reporter = Reporter::fromEnvironment(m_env.rank);
+    try {
+        setUp();
+        finish(trainLoop());
+        m_communicator->barrier();
+        return kExitOk;
+    } catch (const std::exception& e) {
+        const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+        if (isLeader() && m_recorder) writeSummary("failed", firstLine(e.what()));
+        if (m_reporter) m_reporter->send({{"type", "status"}, {"status", "failed"}, {"message", firstLine(e.what())}});
+        if (usage) throw;
+        throw std::runtime_error(e.what());
+    }
+}
+
+void Trainer::setUp()
+{
+    if (m_reporter) m_reporter->heartbeat(0, "loading");
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
+    at::set_num_threads(threads);
+
+    if (m_config.device == "cuda") {
+        if (!torch::cuda::is_available()) {
+            throw UsageError("--device cuda: no CUDA device is visible (no GPU, no driver, or a CPU-only LibTorch); "
+                             "use --device cpu");
+        }
+        const auto count = static_cast<int>(torch::cuda::device_count());
+        if (m_env.localRank >= count) {
+            throw UsageError("LOCAL_RANK " + std::to_string(m_env.localRank) + " needs GPU index " +
+                             std::to_string(m_env.localRank) + " but only " + std::to_string(count) +
+                             " are visible (check CUDA_VISIBLE_DEVICES)");
+        }
+        m_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(m_env.localRank));
+    }
+    const std::string backend = !m_config.backend.empty() ? m_config.backend : (m_config.device == "cuda" ? "nccl" : "gloo");
+    m_config.backend = backend;
+
+    torch::manual_seed(m_config.seed);
+    m_data = m_config.data == "synthetic" ? makeSyntheticRegression(m_config.syntheticSamples, m_config.seed)
+                                          : loadImageClassification(m_config.data);
+    if (m_device.is_cuda()) {
+        // Fashion-MNIST is ~200 MB as float: keep it on the GPU so a batch never crosses PCIe.
+        for (auto* split : {&m_data.train, &m_data.test}) {
+            split->inputs = split->inputs.to(m_device);
+            split->targets = split->targets.to(m_device);
+        }
+    }
+    const DistributedSampler probe(m_data.train.size(), m_env.worldSize, m_env.rank, true, m_config.seed, m_config.dropLast);
+    if (m_config.batchSize > probe.numSamples()) {
+        throw UsageError("--batch-size " + std::to_string(m_config.batchSize) + " is larger than each rank's shard of " +
+                         std::to_string(probe.numSamples()) + " samples (" + std::to_string(m_data.train.size()) +
+                         " split over " + std::to_string(m_env.worldSize) + " ranks): use at most " +
+                         std::to_string(probe.numSamples()));
+    }
+    m_stepsPerEpoch = (probe.numSamples() + m_config.batchSize - 1) / m_config.batchSize;
+    m_totalSteps = m_stepsPerEpoch * m_config.epochs;
+    if (m_config.maxSteps > 0) m_totalSteps = std::min(m_totalSteps, m_config.maxSteps);
+
+    m_model = makeModel(m_config.model);
+    m_model->to(m_device);
+    m_optimizer = makeOptimizer(m_config, m_model->parameters());
+    if (!m_config.resume.empty()) restoreFromCheckpoint();
+
+    if (m_reporter) m_reporter->heartbeat(m_step, "rendezvous");
+    CommunicatorOptions options;
+    options.backend = backend;
+    options.device = m_device;
+    options.rendezvousTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.rendezvousTimeoutSec * 1000));
+    options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
+    m_communicator = std::make_unique<Communicator>(m_env, options);
+    m_communicator->broadcastFromRankZero(*m_model);
+    m_gradients = std::make_unique<GradientSynchronizer>(
+        m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb));
+
+    if (isLeader()) {
+        m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step);
+        spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
+                     "{} gradient bucket(s), {} steps/epoch, {} steps in all",
+                     m_config.out, m_config.model, m_data.description, m_env.worldSize, m_config.batchSize,
+                     m_config.batchSize * m_env.worldSize, backend, m_device.str(), threads,
+                     std::max<std::size_t>(m_gradients->bucketCount(), 1), m_stepsPerEpoch, m_totalSteps);
+        if (m_reporter) {
+            m_reporter->send({{"type", "status"}, {"status", "running"}, {"total_steps", m_totalSteps},
+                              {"steps_per_epoch", m_stepsPerEpoch}, {"resumed_from_step", m_step}});
+        }
+    }
+}
+
+void Trainer::restoreFromCheckpoint()
+{
+    m_resumePath = resolveCheckpoint(m_config.resume);
+    const auto header = readCheckpointHeader(m_resumePath);
+    if (header.model != m_config.model) {
+        throw UsageError("--resume " + m_resumePath + ": checkpoint holds model '" + header.model + "' but --model is '" +
+                         m_config.model + "' (resume with --model " + header.model + ")");
+    }
+    if (header.optimizer != m_config.optimizer) {
+        throw UsageError("--resume " + m_resumePath + ": checkpoint was trained with --optimizer " + header.optimizer +
+                         ", not " + m_config.optimizer);
+    }
+    loadCheckpointState(m_resumePath, *m_model, *m_optimizer);
+    const auto& p = header.position;
+    m_step = p.step;
+    m_startEpoch = p.epoch;
+    m_startBatch = p.batchInEpoch;
+    m_wallTimeOffset = p.wallTime;
+    m_lastCheckpointStep = p.step;
+    if (p.worldSize != m_env.worldSize || p.batchSize != m_config.batchSize) {
+        // The sampler position is in batches of the old shape: convert it through samples seen.
+        const auto samplesSeen = p.batchInEpoch * p.batchSize * p.worldSize;
+        m_startBatch = samplesSeen / (m_config.batchSize * m_env.worldSize);
+        spdlog::warn("resuming with {} rank(s) x batch {} from a checkpoint of {} x {}: the epoch continues at batch {}, "
+                     "not bit-exact", m_env.worldSize, m_config.batchSize, p.worldSize, p.batchSize, m_startBatch);
+    }
+    if (p.seed != m_config.seed) {
+        spdlog::warn("resuming with --seed {} but the checkpoint used {}: keeping the checkpoint's seed", m_config.seed, p.seed);
+        m_config.seed = p.seed;
+    }
+    spdlog::info("resumed from {} at step {} (epoch {}, batch {})", m_resumePath, m_step, m_startEpoch, m_startBatch);
+}
+
+Trainer::Outcome Trainer::trainLoop()
+{
+    DistributedSampler sampler(m_data.train.size(), m_env.worldSize, m_env.rank, true, m_config.seed, m_config.dropLast);
+    for (std::int64_t epoch = m_startEpoch; epoch < m_config.epochs && m_step < m_totalSteps; ++epoch) {
+        sampler.setEpoch(epoch);
+        const auto indices = sampler.indices().to(m_device);
+        const std::int64_t first = epoch == m_startEpoch ? m_startBatch : 0;
+        for (std::int64_t batch = first; batch < m_stepsPerEpoch && m_step < m_totalSteps; ++batch) {
+            const auto begin = batch * m_config.batchSize;
+            const auto rows = std::min(m_config.batchSize, sampler.numSamples() - begin);
+            const bool stop = trainStep(indices.narrow(0, begin, rows), epoch);
+            const bool epochDone = batch + 1 == m_stepsPerEpoch;
+            const auto nextEpoch = epochDone ? epoch + 1 : epoch;
+            const auto nextBatch = epochDone ? 0 : batch + 1;
+            if (stop) {
+                saveCheckpoint(nextEpoch, nextBatch);
+                return Outcome::Stopped;
+            }
+            if (m_config.checkpointEvery > 0 && m_step % m_config.checkpointEvery == 0) {
+                saveCheckpoint(nextEpoch, nextBatch);
+            }
+        }
+        if (m_step >= m_totalSteps && m_stepsPerEpoch * (epoch + 1) != m_step) break; // stopped mid-epoch by --max-steps
+        m_epochsCompleted = epoch + 1;
+        if (m_config.evalEvery > 0 && (epoch + 1) % m_config.evalEvery == 0) evaluate(epoch);
+        if (m_config.checkpointEvery == 0) saveCheckpoint(epoch + 1, 0);
+    }
+    return Outcome::Completed;
+}
+
+torch::Tensor Trainer::lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const
+{
+    const auto reduction = sum ? at::Reduction::Sum : at::Reduction::Mean;
+    if (m_model->task() == Task::Regression) return torch::mse_loss(output, target, reduction);
+    return torch::nll_loss(torch::log_softmax(output, 1), target, {}, reduction);
+}
+
+bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
+{
+    const auto stepStart = std::chrono::steady_clock::now();
+    if (m_reporter) m_reporter->heartbeat(m_step, "train");
+    const auto inputs = m_data.train.inputs.index_select(0, batchIndices);
+    const auto targets = m_data.train.targets.index_select(0, batchIndices);
+
+    LrSchedule schedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
+                        m_config.lrStepSize > 0 ? m_config.lrStepSize : m_stepsPerEpoch, m_config.lrGamma, m_totalSteps};
+    const double lr = schedule.at(m_step);
+    setLearningRate(*m_optimizer, lr);
+
+    compat::zeroGrad(*m_optimizer);
+    m_gradients->prepare();
+    const auto loss = lossOf(m_model->forward(inputs), targets, false);
+    // The loss and the stop request travel in one small all-reduce, launched before backward so it
+    // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
+    auto shared = torch::stack({loss.detach().to(torch::kFloat32),
+                                torch::tensor(stopRequested() ? 1.0f : 0.0f, loss.options().dtype(torch::kFloat32))});
+    auto sharedWork = m_communicator->allreduceSumAsync(shared);
+    loss.backward();
+    m_gradients->finish();
+    m_optimizer->step();
+    waitWork(sharedWork, "loss all-reduce");
+    ++m_step;
+
+    const auto sharedCpu = shared.cpu();
+    const double globalLoss = sharedCpu[0].item<double>() / m_env.worldSize;
+    const bool stop = sharedCpu[1].item<double>() > 0.0;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
+    const auto globalRows = batchIndices.size(0) * m_env.worldSize;
+    m_trainSeconds += seconds;
+    m_trainSamples += globalRows;
+    m_lastLoss = globalLoss;
+    m_lastLr = lr;
+    if (!std::isfinite(globalLoss)) {
+        throw std::runtime_error("loss became " + std::to_string(globalLoss) + " at step " + std::to_string(m_step) +
+                                 ": lower --lr or add --warmup-steps");
+    }
+    if (isLeader()) {
+        const double samplesPerSec = static_cast<double>(globalRows) / std::max(seconds, 1e-9);
+        const double wallTime = elapsedSeconds();
+        m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
+        if (m_reporter) {
+            m_reporter->send({{"type", "step"}, {"step", m_step}, {"epoch", epoch}, {"loss", globalLoss}, {"lr", lr},
+                              {"samples_per_sec", samplesPerSec}, {"wall_time", wallTime}});
+        }
+        if (m_step % m_config.logEvery == 0 || m_step == m_totalSteps || stop) {
+            spdlog::info("metric step={} epoch={} loss={:.6f} lr={:.6g} samples_per_sec={:.1f} wall_time={:.3f}", m_step,
+                         epoch, globalLoss, lr, samplesPerSec, wallTime);
+        }
+    }
+    if (stop) spdlog::info("stop requested (signal {}): stopping after step {}", stopSignal(), m_step);
+    return stop;
+}
+
+EvalResult Trainer::evaluate(std::int64_t epoch)
+{
+    torch::NoGradGuard noGrad;
+    m_model->eval();
+    const auto shard = evaluationShard(m_data.test.size(), m_env.worldSize, m_env.rank).to(m_device);
+    auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(m_device));
+    for (std::int64_t begin = 0; begin < shard.size(0); begin += m_config.evalBatchSize) {
+        if (m_reporter) m_reporter->heartbeat(m_step, "eval");
+        const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
+        const auto inputs = m_data.test.inputs.index_select(0, indices);
+        const auto targets = m_data.test.targets.index_select(0, indices);
+        const auto output = m_model->forward(inputs);
+        totals[0] += lossOf(output, targets, true).to(torch::kFloat64);
+        if (m_model->task() == Task::Classification) {
+            totals[1] += output.argmax(1).eq(targets).sum().to(torch::kFloat64);
+        }
+        totals[2] += static_cast<double>(indices.size(0));
+    }
+    m_model->train();
+    m_communicator->allreduceSum(totals);
+    const auto sums = totals.cpu();
+    EvalResult result;
+    const double count = sums[2].item<double>();
+    // Regression's per-sample loss is the mean over its one output, so both tasks divide by samples.
+    result.loss = sums[0].item<double>() / count;
+    result.accuracy = m_model->task() == Task::Classification ? sums[1].item<double>() / count : std::nan("");
+    m_lastEval = result;
+    m_lastEvalStep = m_step;
+    if (isLeader()) {
+        m_recorder->appendEval(epoch, m_step, result.loss, result.accuracy);
+        spdlog::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
+                     result.accuracy, static_cast<std::int64_t>(count));
+        if (m_reporter) {
+            m_reporter->send({{"type", "eval"}, {"epoch", epoch}, {"step", m_step}, {"val_loss", result.loss},
+                              {"val_accuracy", std::isnan(result.accuracy) ? nlohmann::json() : nlohmann::json(result.accuracy)}});
+        }
+    }
+    return result;
+}
+
+void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
+{
+    if (m_lastCheckpointStep == m_step) return;
+    m_lastCheckpointStep = m_step;
+    if (!isLeader()) return;
+    if (m_reporter) m_reporter->heartbeat(m_step, "checkpoint");
+    CheckpointHeader header;
+    header.model = m_config.model;
+    header.optimizer = m_config.optimizer;
+    header.position = LoopPosition{m_step, epoch, batchInEpoch, m_config.seed, m_env.worldSize, m_config.batchSize,
+                                   elapsedSeconds()};
+    const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer,
+                                                          m_config.keepCheckpoints);
+    spdlog::info("checkpoint step={} path={}", m_step, path);
+    if (m_reporter) m_reporter->send({{"type", "checkpoint"}, {"step", m_step}, {"path", path}});
+}
+
+void Trainer::finish(Outcome outcome)
+{
+    if (outcome == Outcome::Completed) {
+        if (m_lastEvalStep != m_step) evaluate((std::max<std::int64_t>(m_step, 1) - 1) / m_stepsPerEpoch);
+        const bool epochEnd = m_step % m_stepsPerEpoch == 0;
+        saveCheckpoint(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
+    }
+    if (m_reporter) m_reporter->heartbeat(m_step, "done");
+    if (!isLeader()) return;
+    writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
+    const std::string status = outcome == Outcome::Completed ? "completed" : "stopped";
+    writeSummary(status, "");
+    spdlog::info("done status={} steps={} loss={:.6f} val_loss={:.6f} val_accuracy={:.4f} samples_per_sec={:.1f} seconds={:.2f}",
+                 status, m_step, m_lastLoss, m_lastEval.loss, m_lastEval.accuracy,
+                 m_trainSamples / std::max(m_trainSeconds, 1e-9), elapsedSeconds());
+    if (m_reporter) m_reporter->send({{"type", "status"}, {"status", status}, {"step", m_step}});
+}
+
+void Trainer::writeSummary(const std::string& status, const std::string& message)
+{
+    auto number = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); };
+    nlohmann::json summary = {
+        {"status", status},
+        {"message", message},
+        {"model", m_config.model},
+        {"data", m_data.description},
+        {"world_size", m_env.worldSize},
+        {"backend", m_config.backend},
+        {"device", m_device.str()},
+        {"batch_size_per_rank", m_config.batchSize},
+        {"steps", m_step},
+        {"epochs", m_stepsPerEpoch > 0 ? static_cast<double>(m_step) / static_cast<double>(m_stepsPerEpoch) : 0.0},
+        {"final_loss", number(m_lastLoss)},
+        {"val_loss", m_lastEvalStep >= 0 ? number(m_lastEval.loss) : nlohmann::json()},
+        {"val_accuracy", m_lastEvalStep >= 0 ? number(m_lastEval.accuracy) : nlohmann::json()},
+        {"samples_per_sec", number(m_trainSamples / std::max(m_trainSeconds, 1e-9))},
+        {"seconds", elapsedSeconds()},
+        {"resumed_from", m_resumePath},
+    };
+    m_recorder->writeSummary(summary);
+}
+
+} // namespace ringmaster::trainer

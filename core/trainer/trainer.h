@@ -1,0 +1,91 @@
+#pragma once
+// One data-parallel rank: rendezvous, identical start (broadcast from rank 0), sharded and reshuffled
+// data, bucketed gradient all-reduce, all-rank mean loss, evaluation over the whole test split,
+// atomic checkpoints and exact resume, graceful stop. Side effects happen on rank 0 only.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "config.h"
+#include "dataset.h"
+#include "dist_env.h"
+#include "models.h"
+
+namespace ringmaster::trainer {
+
+class Communicator;
+class GradientSynchronizer;
+class Reporter;
+class RunRecorder;
+struct CheckpointHeader;
+
+// The whole program: parses argv, runs, returns the exit code (0 ok or stopped, 1 failed, 2 bad input).
+int trainerMain(int argc, char** argv);
+
+struct EvalResult
+{
+    double loss = 0.0;
+    double accuracy = 0.0; // NaN for regression
+};
+
+class Trainer
+{
+public:
+    Trainer(TrainerConfig config, DistEnv env);
+    ~Trainer();
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    // Returns the exit code; failures are recorded in summary.json (status failed) before rethrowing.
+    int run();
+
+private:
+    enum class Outcome { Completed, Stopped };
+
+    void setUp();
+    void restoreFromCheckpoint();
+    Outcome trainLoop();
+    // Returns true when all ranks agreed to stop after this step.
+    bool trainStep(const torch::Tensor& batchIndices, std::int64_t epoch);
+    EvalResult evaluate(std::int64_t epoch);
+    void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
+    void finish(Outcome outcome);
+    void writeSummary(const std::string& status, const std::string& message);
+    torch::Tensor lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const;
+    double elapsedSeconds() const;
+    bool isLeader() const { return m_env.rank == 0; }
+
+    TrainerConfig m_config;
+    DistEnv m_env;
+    torch::Device m_device = torch::kCPU;
+    DataSplits m_data;
+    std::shared_ptr<Model> m_model;
+    std::unique_ptr<torch::optim::Optimizer> m_optimizer;
+    std::unique_ptr<Communicator> m_communicator;
+    std::unique_ptr<GradientSynchronizer> m_gradients;
+    std::unique_ptr<Reporter> m_reporter;
+    std::unique_ptr<RunRecorder> m_recorder;
+
+    std::string m_resumePath;
+    std::int64_t m_step = 0;
+    std::int64_t m_startEpoch = 0;
+    std::int64_t m_startBatch = 0;
+    std::int64_t m_stepsPerEpoch = 0;
+    std::int64_t m_totalSteps = 0;
+    double m_wallTimeOffset = 0.0;
+    std::chrono::steady_clock::time_point m_started;
+    double m_trainSeconds = 0.0;
+    std::int64_t m_trainSamples = 0;
+    double m_lastLoss = 0.0;
+    double m_lastLr = 0.0;
+    std::int64_t m_lastEvalStep = -1;
+    EvalResult m_lastEval{};
+    std::int64_t m_lastCheckpointStep = -1;
+    std::int64_t m_epochsCompleted = 0;
+};
+
+} // namespace ringmaster::trainer

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs everything Ringmaster needs from Debian's packages and fetches QCustomPlot's source package.
+# Idempotent: a second run installs nothing and re-uses the unpacked QCustomPlot.
+# Usage: scripts/setup.sh            (as root, or through sudo)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: not root and no sudo: run this script as root" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+
+packages=(
+  build-essential cmake ninja-build pkg-config dpkg-dev
+  qt6-base-dev libgl-dev
+  libtorch-dev libgloo-dev python3-torch
+  libspdlog-dev nlohmann-json3-dev
+  dataset-fashion-mnist
+  xvfb xauth
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+# QCustomPlot's Qt 6 build needs its source package: add a deb-src entry for bookworm main once.
+src_list=/etc/apt/sources.list.d/ringmaster-deb-src.sources
+need_update=0
+if [ ! -f "$src_list" ]; then
+  "${sudo_cmd[@]}" tee "$src_list" >/dev/null <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  need_update=1
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ "$need_update" -eq 1 ]; then
+  "${sudo_cmd[@]}" apt-get update -qq
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# QCustomPlot 2.1.0 from Debian's source package; dpkg-source -x applies Debian's patch that makes it
+# compile against Qt 6 (the unpatched header fails in moc). Unpacked into a git-ignored folder.
+qcp_version=2.1.0+dfsg1-3.1
+qcp_orig_sha256=b633167e3d4352ea5aa66bb7d51f7db43b82558cdab9231823ae8af338ab22d4
+third=$here/third_party
+qcp_dir=$third/qcustomplot
+if [ ! -f "$qcp_dir/qcustomplot.cpp" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && apt-get source --download-only -qq "qcustomplot=$qcp_version")
+  orig=$(ls "$work"/qcustomplot_*.orig.tar.* | head -n 1)
+  echo "$qcp_orig_sha256  $orig" | sha256sum -c --quiet - || {
+    echo "setup: checksum mismatch for $orig: refusing to build QCustomPlot from it" >&2; exit 1; }
+  (cd "$work" && dpkg-source --no-check -x qcustomplot_*.dsc src >/dev/null)
+  mkdir -p "$third"
+  rm -rf "$qcp_dir"
+  mkdir -p "$qcp_dir"
+  cp "$work/src/qcustomplot.cpp" "$work/src/qcustomplot.h" "$qcp_dir/"
+  cp "$work/src/GPL.txt" "$qcp_dir/" 2>/dev/null || true
+  echo "setup: QCustomPlot $qcp_version unpacked into $qcp_dir"
+fi
+echo "setup: all dependencies present"
