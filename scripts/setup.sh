@@ -14,7 +14,7 @@ fi
 packages=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   qt6-base-dev libgl-dev
-  libtorch-dev libgloo-dev python3-torch
+  libtorch-dev libgloo-dev python3-torch python3-pytest zlib1g-dev
   libspdlog-dev nlohmann-json3-dev
   dataset-fashion-mnist
   xvfb xauth

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "communicator.h"
@@ -25,6 +26,20 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr double kBytesPerMb = 1024.0 * 1024.0;
+
+// FNV-1a over every parameter's bytes: equal digests mean bit-identical replicas.
+std::uint64_t parameterDigest(torch::nn::Module& module)
+{
+    std::uint64_t hash = 1469598103934665603ull;
+    for (const auto& param : module.parameters()) {
+        const auto bytes = param.detach().cpu().contiguous();
+        const auto* data = static_cast<const unsigned char*>(bytes.data_ptr());
+        for (std::size_t i = 0, n = static_cast<std::size_t>(bytes.nbytes()); i < n; ++i) {
+            hash = (hash ^ data[i]) * 1099511628211ull;
+        }
+    }
+    return hash;
+}
 
 std::string firstLine(const std::string& text)
 {
@@ -173,6 +188,8 @@ void Trainer::setUp()
     m_gradients = std::make_unique<GradientSynchronizer>(
         m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb));
 
+    spdlog::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
+                 m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, probe.numSamples());
     if (isLeader()) {
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step);
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
@@ -378,6 +395,7 @@ void Trainer::finish(Outcome outcome)
         saveCheckpoint(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
     }
     if (m_reporter) m_reporter->heartbeat(m_step, "done");
+    spdlog::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
     if (!isLeader()) return;
     writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
     const std::string status = outcome == Outcome::Completed ? "completed" : "stopped";

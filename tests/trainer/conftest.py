@@ -1,0 +1,110 @@
+"""Helpers for driving real ringmaster-trainer processes (no mocks)."""
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+TRAINER = os.environ.get("RINGMASTER_TRAINER", "ringmaster-trainer")
+DEFAULT_TIMEOUT = 240
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Ranks:
+    """A group of trainer processes started with the torchrun environment contract."""
+
+    def __init__(self, world, args, out, extra_env=None, port=None):
+        self.world = world
+        self.out = Path(out)
+        self.port = port or free_port()
+        self.procs = []
+        self.logs = []
+        for rank in range(world):
+            env = dict(os.environ)
+            env.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world),
+                        "LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": str(self.port)})
+            env.pop("RINGMASTER_SOCKET", None)
+            env.update(extra_env or {})
+            log = open(self.out.parent / f"{self.out.name}-rank{rank}.log", "w+")
+            self.logs.append(log)
+            self.procs.append(subprocess.Popen([TRAINER, "--out", str(self.out), *args], env=env,
+                                               stdout=log, stderr=subprocess.STDOUT))
+
+    def wait(self, timeout=DEFAULT_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        codes = []
+        try:
+            for proc in self.procs:
+                codes.append(proc.wait(timeout=max(0.1, deadline - time.monotonic())))
+        finally:
+            self.kill()
+        return codes
+
+    def output(self, rank):
+        self.logs[rank].flush()
+        return Path(self.logs[rank].name).read_text()
+
+    def kill(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def run_ranks(world, args, out, **kwargs):
+    ranks = Ranks(world, args, out, **kwargs)
+    codes = ranks.wait()
+    return codes, [ranks.output(r) for r in range(world)]
+
+
+def run_single(args, env=None, timeout=120):
+    """One process, no launcher variables unless given; returns (code, stdout+stderr)."""
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    full_env.update(env or {})
+    proc = subprocess.run([TRAINER, *args], env=full_env, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text())
+
+
+def wait_until(predicate, timeout, what):
+    """Polls a condition (not a fixed sleep); fails the test with `what` when it never holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def metric_rows(run_dir):
+    path = Path(run_dir) / "metrics.csv"
+    if not path.exists():
+        return 0
+    return max(0, len(path.read_text().splitlines()) - 1)
+
+
+def digest(output):
+    for line in output.splitlines():
+        if "parameter_digest=" in line:
+            return line.rsplit("parameter_digest=", 1)[1].strip()
+    return None
