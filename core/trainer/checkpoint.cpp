@@ -182,8 +182,13 @@ std::string resolveCheckpoint(const std::string& fileOrRunDir)
 void writeModelWeights(const std::string& path, torch::nn::Module& model)
 {
     c10::Dict<std::string, at::Tensor> weights;
-    for (const auto& item : model.named_parameters()) weights.insert(item.key(), item.value().detach().cpu().clone());
-    for (const auto& item : model.named_buffers()) weights.insert(item.key(), item.value().detach().cpu().clone());
+    // Default (row-major) layout, whatever layout training used, so Python sees ordinary tensors.
+    for (const auto& item : model.named_parameters()) {
+        weights.insert(item.key(), item.value().detach().cpu().contiguous().clone());
+    }
+    for (const auto& item : model.named_buffers()) {
+        weights.insert(item.key(), item.value().detach().cpu().contiguous().clone());
+    }
     const auto bytes = torch::pickle_save(c10::IValue(weights));
     writeFileAtomically(path, std::string(bytes.begin(), bytes.end()));
 }

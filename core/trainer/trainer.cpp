@@ -65,6 +65,16 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainerConfig& c, c
         params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weightDecay));
 }
 
+// On CPU, oneDNN convolutions run ~1.3x faster on channels-last (NHWC) tensors than on NCHW (measured
+// on the cnn, 1 thread). Only the layout changes; values and results are the same.
+void preferChannelsLast(torch::nn::Module& module)
+{
+    torch::NoGradGuard noGrad;
+    for (auto& param : module.parameters()) {
+        if (param.dim() == 4) param.set_data(param.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+}
+
 void setLearningRate(torch::optim::Optimizer& optimizer, double lr)
 {
     for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
@@ -185,6 +195,8 @@ void Trainer::setUp()
     options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
     m_communicator = std::make_unique<Communicator>(m_env, options);
     m_communicator->broadcastFromRankZero(*m_model);
+    m_channelsLast = !m_device.is_cuda();
+    if (m_channelsLast) preferChannelsLast(*m_model);
     m_gradients = std::make_unique<GradientSynchronizer>(
         m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb));
 
@@ -267,6 +279,12 @@ Trainer::Outcome Trainer::trainLoop()
     return Outcome::Completed;
 }
 
+torch::Tensor Trainer::batchInputs(const TensorDataset& split, const torch::Tensor& indices) const
+{
+    auto inputs = split.inputs.index_select(0, indices);
+    return m_channelsLast && inputs.dim() == 4 ? inputs.contiguous(torch::MemoryFormat::ChannelsLast) : inputs;
+}
+
 torch::Tensor Trainer::lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const
 {
     const auto reduction = sum ? at::Reduction::Sum : at::Reduction::Mean;
@@ -278,7 +296,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 {
     const auto stepStart = std::chrono::steady_clock::now();
     if (m_reporter) m_reporter->heartbeat(m_step, "train");
-    const auto inputs = m_data.train.inputs.index_select(0, batchIndices);
+    const auto inputs = batchInputs(m_data.train, batchIndices);
     const auto targets = m_data.train.targets.index_select(0, batchIndices);
 
     LrSchedule schedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
@@ -339,7 +357,7 @@ EvalResult Trainer::evaluate(std::int64_t epoch)
     for (std::int64_t begin = 0; begin < shard.size(0); begin += m_config.evalBatchSize) {
         if (m_reporter) m_reporter->heartbeat(m_step, "eval");
         const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
-        const auto inputs = m_data.test.inputs.index_select(0, indices);
+        const auto inputs = batchInputs(m_data.test, indices);
         const auto targets = m_data.test.targets.index_select(0, indices);
         const auto output = m_model->forward(inputs);
         totals[0] += lossOf(output, targets, true).to(torch::kFloat64);

@@ -55,6 +55,7 @@ private:
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
     void finish(Outcome outcome);
     void writeSummary(const std::string& status, const std::string& message);
+    torch::Tensor batchInputs(const TensorDataset& split, const torch::Tensor& indices) const;
     torch::Tensor lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const;
     double elapsedSeconds() const;
     bool isLeader() const { return m_env.rank == 0; }
@@ -62,6 +63,7 @@ private:
     TrainerConfig m_config;
     DistEnv m_env;
     torch::Device m_device = torch::kCPU;
+    bool m_channelsLast = false;
     DataSplits m_data;
     std::shared_ptr<Model> m_model;
     std::unique_ptr<torch::optim::Optimizer> m_optimizer;

@@ -1,0 +1,95 @@
+"""Reference: plain PyTorch DDP on the same cnn and data, for the trainer benchmark.
+
+One process per rank, env:// rendezvous (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), gloo,
+DistributedSampler + DataLoader over an in-memory TensorDataset, SGD. Prints one line:
+  reference samples_per_sec=X steps=N
+measured from step --warmup to the last step, on rank 0.
+"""
+import argparse
+import gzip
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+MEAN, STD = 0.2860, 0.3530
+
+
+class Cnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.fc1 = nn.Linear(32 * 7 * 7, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
+
+
+def load(root, prefix):
+    with gzip.open(f"{root}/{prefix}-images-idx3-ubyte.gz") as f:
+        images = np.frombuffer(f.read(), np.uint8, offset=16).copy()
+    with gzip.open(f"{root}/{prefix}-labels-idx1-ubyte.gz") as f:
+        labels = np.frombuffer(f.read(), np.uint8, offset=8).astype(np.int64)
+    x = ((torch.from_numpy(images).float() / 255.0 - MEAN) / STD).view(-1, 1, 28, 28)
+    return TensorDataset(x, torch.from_numpy(labels))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    distributed = world > 1
+    if distributed:
+        dist.init_process_group("gloo")
+    torch.manual_seed(42)
+    dataset = load(args.data, "train")
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=42)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
+    model = Cnn()
+    if distributed:
+        model = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    step, start, epoch = 0, None, 0
+    while step < args.steps:
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            if step == args.warmup:
+                start = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            reported = loss.detach().clone()
+            if distributed:
+                dist.all_reduce(reported)  # as the trainer does: the all-rank mean loss, every step
+            step += 1
+            if step >= args.steps:
+                break
+        epoch += 1
+    elapsed = time.perf_counter() - start
+    if rank == 0:
+        samples = (args.steps - args.warmup) * args.batch_size * world
+        print(f"reference samples_per_sec={samples / elapsed:.1f} steps={args.steps}", flush=True)
+    if distributed:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
