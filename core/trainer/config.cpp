@@ -143,7 +143,8 @@ std::string trainerUsage()
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
            "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
            "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
-           "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n";
+           "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n"
+           "       --validate-only   check the flags, job file and dataset, print 'ok', exit 0 (or 2)\n";
 }
 
 bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
@@ -167,6 +168,10 @@ bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
         }
         arg = arg.substr(2);
         std::string value;
+        if (arg == "validate-only") {
+            config.validateOnly = true;
+            continue;
+        }
         if (const auto eq = arg.find('='); eq != std::string::npos) {
             value = arg.substr(eq + 1);
             arg = arg.substr(0, eq);
@@ -175,6 +180,10 @@ bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
             value = argv[++i];
         }
         if (arg == "job") continue;
+        if (arg == "validate-only") {
+            config.validateOnly = value.empty() || value == "true" || value == "1";
+            continue;
+        }
         applyValue(config, arg, value);
     }
     validateConfig(config);

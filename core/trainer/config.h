@@ -38,6 +38,7 @@ struct TrainerConfig
     double rendezvousTimeoutSec = 300.0;
     double collectiveTimeoutSec = 300.0;
     std::int64_t syntheticSamples = 4096;   // size of the synthetic regression set
+    bool validateOnly = false;              // check flags, job file and dataset headers, then exit
 };
 
 // Parses argv (argv[0] is the program). Throws UsageError with a one-line message naming the flag.

@@ -69,14 +69,8 @@ TensorDataset loadSplit(const std::string& dir, const std::string& prefix)
     return split;
 }
 
-} // namespace
-
-torch::Tensor readIdxFile(const std::string& path, int expectedDims)
+std::vector<std::int64_t> readIdxHeader(GzFile& file, const std::string& path, int expectedDims)
 {
-    GzFile file(path);
-    if (!file.handle) {
-        throw UsageError("cannot open " + path + ": check that it exists and is readable");
-    }
     std::array<unsigned char, 4> magic{};
     if (!file.read(magic.data(), magic.size()) || magic[0] != 0 || magic[1] != 0 ||
         magic[2] != kIdxTypeUnsignedByte || magic[3] != expectedDims) {
@@ -84,13 +78,53 @@ torch::Tensor readIdxFile(const std::string& path, int expectedDims)
                          " dimensions (corrupt or wrong file)");
     }
     std::vector<std::int64_t> shape;
-    std::int64_t total = 1;
     for (int d = 0; d < expectedDims; ++d) {
         std::array<unsigned char, 4> dim{};
         if (!file.read(dim.data(), dim.size())) throw UsageError(path + " is truncated in its header");
         shape.push_back(bigEndian(dim));
-        total *= shape.back();
     }
+    return shape;
+}
+
+std::string dataFolder(const std::string& data)
+{
+    const std::string dir = data == "fashion-mnist" ? kFashionMnistDir : data;
+    if (!std::filesystem::is_directory(dir)) {
+        throw UsageError("--data " + data + ": folder " + dir + " does not exist" +
+                         (data == "fashion-mnist" ? " (install the dataset-fashion-mnist package)"
+                                                  : " (give fashion-mnist or a folder of MNIST-format IDX files)"));
+    }
+    return dir;
+}
+
+} // namespace
+
+void verifyImageClassification(const std::string& data)
+{
+    const auto dir = dataFolder(data);
+    for (const std::string prefix : {"train", "t10k"}) {
+        const auto imagesPath = findIdx(dir, prefix + "-images-idx3-ubyte");
+        const auto labelsPath = findIdx(dir, prefix + "-labels-idx1-ubyte");
+        GzFile images(imagesPath);
+        GzFile labels(labelsPath);
+        if (!images.handle || !labels.handle) throw UsageError("cannot open the IDX files in " + dir);
+        const auto imageShape = readIdxHeader(images, imagesPath, 3);
+        const auto labelShape = readIdxHeader(labels, labelsPath, 1);
+        if (imageShape[0] != labelShape[0]) {
+            throw UsageError("--data " + data + ": " + imagesPath + " and " + labelsPath + " disagree on the sample count");
+        }
+    }
+}
+
+torch::Tensor readIdxFile(const std::string& path, int expectedDims)
+{
+    GzFile file(path);
+    if (!file.handle) {
+        throw UsageError("cannot open " + path + ": check that it exists and is readable");
+    }
+    const auto shape = readIdxHeader(file, path, expectedDims);
+    std::int64_t total = 1;
+    for (const auto dim : shape) total *= dim;
     if (total <= 0 || total > (std::int64_t(1) << 34)) {
         throw UsageError(path + " declares an implausible shape (corrupt file)");
     }
@@ -103,12 +137,7 @@ torch::Tensor readIdxFile(const std::string& path, int expectedDims)
 
 DataSplits loadImageClassification(const std::string& data)
 {
-    const std::string dir = data == "fashion-mnist" ? kFashionMnistDir : data;
-    if (!std::filesystem::is_directory(dir)) {
-        throw UsageError("--data " + data + ": folder " + dir + " does not exist" +
-                         (data == "fashion-mnist" ? " (install the dataset-fashion-mnist package)"
-                                                  : " (give fashion-mnist or a folder of MNIST-format IDX files)"));
-    }
+    const auto dir = dataFolder(data);
     DataSplits splits;
     splits.train = loadSplit(dir, "train");
     splits.test = loadSplit(dir, "t10k");

@@ -7,6 +7,12 @@ namespace ringmaster::trainer {
 namespace {
 
 std::atomic<int> g_stopSignal{0};
+std::atomic<bool> g_checkpointRequested{false};
+
+extern "C" void onCheckpointSignal(int)
+{
+    g_checkpointRequested.store(true);
+}
 
 extern "C" void onStopSignal(int signal)
 {
@@ -27,6 +33,16 @@ void installStopHandlers()
     action.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGINT, &action, nullptr);
+    struct sigaction checkpoint{};
+    checkpoint.sa_handler = onCheckpointSignal;
+    sigemptyset(&checkpoint.sa_mask);
+    checkpoint.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &checkpoint, nullptr);
+}
+
+bool takeCheckpointRequest()
+{
+    return g_checkpointRequested.exchange(false);
 }
 
 bool stopRequested()

@@ -8,5 +8,8 @@ void installStopHandlers();
 bool stopRequested();
 // The signal that asked for the stop (0 if none).
 int stopSignal();
+// SIGUSR1 asks rank 0 for a checkpoint after the current step ("Checkpoint now" in the GUI).
+// Returns true once per request.
+bool takeCheckpointRequest();
 
 } // namespace ringmaster::trainer

@@ -89,6 +89,11 @@ int trainerMain(int argc, char** argv)
     try {
         if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
         env = readDistEnv();
+        if (config.validateOnly) {
+            if (config.data != "synthetic") verifyImageClassification(config.data);
+            std::printf("ok\n");
+            return kExitOk;
+        }
     } catch (const UsageError& e) {
         std::fprintf(stderr, "ringmaster-trainer: error: %s\n", e.what());
         return kExitUsage;
@@ -267,7 +272,8 @@ Trainer::Outcome Trainer::trainLoop()
                 saveCheckpoint(nextEpoch, nextBatch);
                 return Outcome::Stopped;
             }
-            if (m_config.checkpointEvery > 0 && m_step % m_config.checkpointEvery == 0) {
+            const bool asked = isLeader() && takeCheckpointRequest();
+            if (asked || (m_config.checkpointEvery > 0 && m_step % m_config.checkpointEvery == 0)) {
                 saveCheckpoint(nextEpoch, nextBatch);
             }
         }

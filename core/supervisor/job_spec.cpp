@@ -1,0 +1,183 @@
+#include "job_spec.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+namespace ringmaster::supervisor {
+namespace {
+
+QString normaliseFlag(QString flag)
+{
+    if (flag.startsWith(QStringLiteral("--"))) flag = flag.mid(2);
+    return flag.replace(QLatin1Char('-'), QLatin1Char('_'));
+}
+
+double number(const QJsonObject& o, const char* key, double fallback, const QString& origin)
+{
+    const auto value = o.value(QLatin1String(key));
+    if (value.isUndefined() || value.isNull()) return fallback;
+    if (!value.isDouble()) {
+        throw JobError(QStringLiteral("%1: \"launch.%2\" must be a number").arg(origin, QLatin1String(key)));
+    }
+    return value.toDouble();
+}
+
+QString text(const QJsonObject& o, const char* key, const QString& fallback, const QString& origin)
+{
+    const auto value = o.value(QLatin1String(key));
+    if (value.isUndefined() || value.isNull()) return fallback;
+    if (!value.isString()) {
+        throw JobError(QStringLiteral("%1: \"launch.%2\" must be a string").arg(origin, QLatin1String(key)));
+    }
+    return value.toString();
+}
+
+} // namespace
+
+int JobSpec::worldSize() const
+{
+    if (device == QLatin1String("cuda") && !gpus.isEmpty()) return static_cast<int>(gpus.size());
+    return nproc;
+}
+
+QJsonObject JobSpec::toJson() const
+{
+    QJsonArray gpuArray;
+    for (const int gpu : gpus) gpuArray.append(gpu);
+    QJsonObject launch{
+        {QStringLiteral("device"), device},
+        {QStringLiteral("nproc"), nproc},
+        {QStringLiteral("gpus"), gpuArray},
+        {QStringLiteral("output_root"), outputRoot},
+        {QStringLiteral("run_dir"), runDir},
+        {QStringLiteral("master_port"), masterPort},
+        {QStringLiteral("max_restarts"), maxRestarts},
+        {QStringLiteral("heartbeat_timeout"), heartbeatTimeoutSec},
+        {QStringLiteral("grace_period"), gracePeriodSec},
+        {QStringLiteral("resume"), resume},
+        {QStringLiteral("trainer_path"), trainerPath},
+    };
+    return QJsonObject{{QStringLiteral("version"), kJobFormatVersion}, {QStringLiteral("launch"), launch},
+                       {QStringLiteral("trainer"), trainer}};
+}
+
+JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
+{
+    const int version = object.value(QStringLiteral("version")).toInt(kJobFormatVersion);
+    if (version != kJobFormatVersion) {
+        throw JobError(QStringLiteral("%1: job format version %2 is not supported (this Ringmaster reads version %3)")
+                           .arg(origin).arg(version).arg(kJobFormatVersion));
+    }
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        if (it.key() != QLatin1String("version") && it.key() != QLatin1String("launch") &&
+            it.key() != QLatin1String("trainer")) {
+            throw JobError(QStringLiteral("%1: unknown top-level key \"%2\" (expected version, launch, trainer)")
+                               .arg(origin, it.key()));
+        }
+    }
+    JobSpec job;
+    const auto launchValue = object.value(QStringLiteral("launch"));
+    if (!launchValue.isUndefined() && !launchValue.isObject()) {
+        throw JobError(QStringLiteral("%1: \"launch\" must be an object").arg(origin));
+    }
+    const auto launch = launchValue.toObject();
+    static const QStringList known{QStringLiteral("device"), QStringLiteral("nproc"), QStringLiteral("gpus"),
+                                   QStringLiteral("output_root"), QStringLiteral("run_dir"),
+                                   QStringLiteral("master_port"), QStringLiteral("max_restarts"),
+                                   QStringLiteral("heartbeat_timeout"), QStringLiteral("grace_period"),
+                                   QStringLiteral("resume"), QStringLiteral("trainer_path")};
+    for (auto it = launch.begin(); it != launch.end(); ++it) {
+        if (!known.contains(it.key())) {
+            throw JobError(QStringLiteral("%1: unknown key \"launch.%2\" (known: %3)")
+                               .arg(origin, it.key(), known.join(QStringLiteral(", "))));
+        }
+    }
+    job.device = text(launch, "device", job.device, origin);
+    job.nproc = static_cast<int>(number(launch, "nproc", job.nproc, origin));
+    const auto gpus = launch.value(QStringLiteral("gpus"));
+    if (!gpus.isUndefined() && !gpus.isNull()) {
+        if (!gpus.isArray()) throw JobError(QStringLiteral("%1: \"launch.gpus\" must be a list of GPU indices").arg(origin));
+        for (const auto& gpu : gpus.toArray()) {
+            if (!gpu.isDouble()) throw JobError(QStringLiteral("%1: \"launch.gpus\" must hold integers").arg(origin));
+            job.gpus.append(gpu.toInt());
+        }
+    }
+    job.outputRoot = text(launch, "output_root", job.outputRoot, origin);
+    job.runDir = text(launch, "run_dir", job.runDir, origin);
+    job.masterPort = static_cast<int>(number(launch, "master_port", job.masterPort, origin));
+    job.maxRestarts = static_cast<int>(number(launch, "max_restarts", job.maxRestarts, origin));
+    job.heartbeatTimeoutSec = number(launch, "heartbeat_timeout", job.heartbeatTimeoutSec, origin);
+    job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
+    job.resume = text(launch, "resume", job.resume, origin);
+    job.trainerPath = text(launch, "trainer_path", job.trainerPath, origin);
+    const auto trainerValue = object.value(QStringLiteral("trainer"));
+    if (!trainerValue.isUndefined() && !trainerValue.isObject()) {
+        throw JobError(QStringLiteral("%1: \"trainer\" must be an object of trainer flags").arg(origin));
+    }
+    for (auto it = trainerValue.toObject().begin(), end = trainerValue.toObject().end(); it != end; ++it) {
+        job.trainer.insert(normaliseFlag(it.key()), it.value());
+    }
+    return job;
+}
+
+JobSpec JobSpec::load(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        throw JobError(QStringLiteral("job file %1 cannot be read: %2").arg(path, file.errorString()));
+    }
+    QJsonParseError error{};
+    const auto doc = QJsonDocument::fromJson(file.readAll(), &error);
+    if (error.error != QJsonParseError::NoError) {
+        throw JobError(QStringLiteral("job file %1 is not valid JSON at offset %2: %3")
+                           .arg(path).arg(error.offset).arg(error.errorString()));
+    }
+    if (!doc.isObject()) throw JobError(QStringLiteral("job file %1 must hold a JSON object").arg(path));
+    return fromJson(doc.object(), QStringLiteral("job file ") + path);
+}
+
+void JobSpec::save(const QString& path) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        throw JobError(QStringLiteral("cannot write job file %1: %2").arg(path, file.errorString()));
+    }
+    file.write(QJsonDocument(toJson()).toJson(QJsonDocument::Indented));
+    if (!file.commit()) throw JobError(QStringLiteral("cannot write job file %1: %2").arg(path, file.errorString()));
+}
+
+void JobSpec::setTrainerOption(const QString& flag, const QJsonValue& value)
+{
+    trainer.insert(normaliseFlag(flag), value);
+}
+
+QString JobSpec::trainerOption(const QString& flag, const QString& fallback) const
+{
+    const auto value = trainer.value(normaliseFlag(flag));
+    if (value.isString()) return value.toString();
+    if (value.isDouble()) return QString::number(value.toDouble());
+    if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    return fallback;
+}
+
+JobSpec defaultJob(int gpuCount)
+{
+    JobSpec job;
+    if (gpuCount > 0) {
+        job.device = QStringLiteral("cuda");
+        for (int i = 0; i < gpuCount; ++i) job.gpus.append(i);
+        job.nproc = gpuCount;
+    }
+    job.trainer = QJsonObject{{QStringLiteral("model"), QStringLiteral("cnn")},
+                              {QStringLiteral("data"), QStringLiteral("fashion-mnist")},
+                              {QStringLiteral("epochs"), 1},
+                              {QStringLiteral("batch_size"), 64},
+                              {QStringLiteral("lr"), 0.01},
+                              {QStringLiteral("optimizer"), QStringLiteral("sgd")},
+                              {QStringLiteral("momentum"), 0.9}};
+    return job;
+}
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,57 @@
+#pragma once
+// The job file: everything the GUI form holds. Versioned JSON:
+//   {
+//     "version": 1,
+//     "launch": {"device": "cpu", "nproc": 2, "gpus": [], "output_root": "runs", "run_dir": "",
+//                "master_port": 0, "max_restarts": 0, "heartbeat_timeout": 120, "grace_period": 30,
+//                "resume": "", "trainer_path": ""},
+//     "trainer": {"model": "cnn", "data": "fashion-mnist", "epochs": 1, "batch_size": 64, ...}
+//   }
+// "trainer" holds ringmaster-trainer's flags by name (see ringmaster-trainer --help); the trainer
+// reads the same file (--job), so both sides share one format.
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace ringmaster::supervisor {
+
+inline constexpr int kJobFormatVersion = 1;
+
+struct JobSpec
+{
+    QString device = QStringLiteral("cpu");   // cpu | cuda
+    int nproc = 2;                            // CPU ranks; on cuda, the GPU count when gpus is empty
+    QList<int> gpus;                          // cuda: the selected GPU indices, rank i on gpus[i]
+    QString outputRoot = QStringLiteral("runs");
+    QString runDir;                           // explicit run directory (else a new one under outputRoot)
+    int masterPort = 0;                       // 0: pick a free port
+    int maxRestarts = 0;
+    double heartbeatTimeoutSec = 120.0;
+    double gracePeriodSec = 30.0;
+    QString resume;                           // run directory or checkpoint to continue from
+    QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
+    QJsonObject trainer;                      // trainer flags by name
+
+    int worldSize() const;
+    QJsonObject toJson() const;
+    // Throws JobError (with a message naming the key) for a malformed file or value.
+    static JobSpec fromJson(const QJsonObject& object, const QString& origin);
+    static JobSpec load(const QString& path);
+    void save(const QString& path) const;
+    // Sets a trainer flag ("batch-size" or "batch_size"), stored with '_'.
+    void setTrainerOption(const QString& flag, const QJsonValue& value);
+    QString trainerOption(const QString& flag, const QString& fallback = {}) const;
+};
+
+// The embedded default: 2 CPU ranks (or every GPU), Fashion-MNIST cnn, one epoch.
+JobSpec defaultJob(int gpuCount);
+
+class JobError : public std::runtime_error
+{
+public:
+    explicit JobError(const QString& message) : std::runtime_error(message.toStdString()) {}
+    QString message() const { return QString::fromStdString(what()); }
+};
+
+} // namespace ringmaster::supervisor

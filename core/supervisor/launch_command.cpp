@@ -1,0 +1,267 @@
+#include "launch_command.h"
+
+#include <QCoreApplication>
+#include <QJsonValue>
+#include <QSocketNotifier>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "preflight.h"
+#include "run_supervisor.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr int kPlainLineIntervalMs = 2000;
+int g_signalPipe[2] = {-1, -1};
+
+extern "C" void forwardSignal(int signal)
+{
+    const char byte = static_cast<char>(signal);
+    [[maybe_unused]] const auto written = ::write(g_signalPipe[1], &byte, 1);
+}
+
+QList<int> parseGpuList(const QString& text)
+{
+    QList<int> gpus;
+    for (const auto& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int gpu = part.trimmed().toInt(&ok);
+        if (!ok) throw JobError(QStringLiteral("--gpus %1: expected GPU indices like 0,2,3").arg(text));
+        gpus.append(gpu);
+    }
+    if (gpus.isEmpty()) throw JobError(QStringLiteral("--gpus: expected GPU indices like 0,2,3"));
+    return gpus;
+}
+
+double toNumber(const QString& flag, const QString& value)
+{
+    bool ok = false;
+    const double number = value.toDouble(&ok);
+    if (!ok) throw JobError(QStringLiteral("%1 %2: expected a number").arg(flag, value));
+    return number;
+}
+
+QString duration(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
+    const auto total = static_cast<qint64>(seconds + 0.5);
+    return total >= 3600 ? QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(total % 60, 2, 10, QLatin1Char('0'))
+                         : QStringLiteral("%1:%2").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+QString launchUsage()
+{
+    return QStringLiteral(
+        "usage: ringmaster-launch [JOB.json] [flags] [trainer flags]\n"
+        "Starts one ringmaster-trainer per GPU (or CPU rank), streams rank 0's metrics, keeps per-rank logs,\n"
+        "and brings the whole group down cleanly. With no GPU and no job it trains the embedded default:\n"
+        "2 CPU ranks, Fashion-MNIST cnn, one epoch.\n\n"
+        "launcher flags:\n"
+        "  --nproc N               CPU ranks (default 2), or GPU count with --device cuda\n"
+        "  --gpus 0,2,3            GPUs to use, rank i on the i-th (implies --device cuda)\n"
+        "  --device cpu|cuda       (default: cuda when an NVIDIA GPU is present, else cpu)\n"
+        "  --out RUN_DIR           run directory (default: OUTPUT_ROOT/yyyyMMdd-HHmmss-MODEL)\n"
+        "  --output-root DIR       where new run directories go (default: runs)\n"
+        "  --master-port P         rendezvous port (0 = pick a free one; default 0)\n"
+        "  --max-restarts N        relaunch from the latest checkpoint after a failure (default 0)\n"
+        "  --heartbeat-timeout S   a rank silent this long is hung (default 120)\n"
+        "  --grace-period S        SIGTERM to SIGKILL on stop (default 30)\n"
+        "  --resume RUN_DIR|CKPT   continue a run in its own run directory\n"
+        "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
+        "  --quiet                 only the final summary\n"
+        "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50.\n"
+        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n");
+}
+
+bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet)
+{
+    const int gpus = nvidiaGpuCount();
+    *job = defaultJob(gpus);
+    *quiet = false;
+    QStringList rest = arguments.mid(1);
+    if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) {
+        *job = JobSpec::load(rest.takeFirst());
+    }
+    bool deviceGiven = false;
+    for (int i = 0; i < rest.size(); ++i) {
+        const QString flag = rest.at(i);
+        if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
+            std::fputs(launchUsage().toUtf8().constData(), stdout);
+            return false;
+        }
+        if (flag == QLatin1String("--quiet")) {
+            *quiet = true;
+            continue;
+        }
+        if (!flag.startsWith(QStringLiteral("--"))) {
+            throw JobError(QStringLiteral("unexpected argument '%1' (the job file comes first; flags look like --name VALUE)").arg(flag));
+        }
+        if (i + 1 >= rest.size()) throw JobError(QStringLiteral("%1 needs a value").arg(flag));
+        const QString value = rest.at(++i);
+        if (flag == QLatin1String("--nproc")) job->nproc = static_cast<int>(toNumber(flag, value));
+        else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); }
+        else if (flag == QLatin1String("--device")) { job->device = value; deviceGiven = true; }
+        else if (flag == QLatin1String("--out")) job->runDir = value;
+        else if (flag == QLatin1String("--output-root")) job->outputRoot = value;
+        else if (flag == QLatin1String("--master-port")) job->masterPort = static_cast<int>(toNumber(flag, value));
+        else if (flag == QLatin1String("--max-restarts")) job->maxRestarts = static_cast<int>(toNumber(flag, value));
+        else if (flag == QLatin1String("--heartbeat-timeout")) job->heartbeatTimeoutSec = toNumber(flag, value);
+        else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
+        else if (flag == QLatin1String("--resume")) job->resume = value;
+        else if (flag == QLatin1String("--trainer")) job->trainerPath = value;
+        else if (flag == QLatin1String("--job")) *job = JobSpec::load(value);
+        else job->setTrainerOption(flag, QJsonValue(value));
+    }
+    if (deviceGiven && job->device == QLatin1String("cpu")) {
+        job->gpus.clear();
+        if (job->nproc < 1 || (gpus > 0 && job->nproc == gpus && !arguments.contains(QStringLiteral("--nproc")))) job->nproc = 2;
+    }
+    return true;
+}
+
+LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
+    : QObject(parent)
+    , m_job(std::move(job))
+    , m_quiet(quiet)
+    , m_tty(::isatty(STDOUT_FILENO) != 0)
+    , m_supervisor(new RunSupervisor(this))
+{
+    connect(m_supervisor, &RunSupervisor::stepReceived, this, &LaunchCommand::onStep);
+    connect(m_supervisor, &RunSupervisor::evalReceived, this, &LaunchCommand::onEval);
+    connect(m_supervisor, &RunSupervisor::finished, this, &LaunchCommand::onFinished);
+    connect(m_supervisor, &RunSupervisor::logLine, this, [this](int rank, const QString& line) {
+        if (rank < 0 && !m_quiet) printLine(QStringLiteral("[launcher] ") + line);
+    });
+    connect(m_supervisor, &RunSupervisor::checkpointSaved, this, [this](qint64 step, const QString& path) {
+        if (!m_quiet) printLine(QStringLiteral("checkpoint step %1: %2").arg(step).arg(path));
+    });
+    if (::pipe2(g_signalPipe, O_CLOEXEC | O_NONBLOCK) == 0) {
+        m_signalNotifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, this);
+        connect(m_signalNotifier, &QSocketNotifier::activated, this, &LaunchCommand::onSignal);
+        struct sigaction action{};
+        action.sa_handler = forwardSignal;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        sigaction(SIGINT, &action, nullptr);
+        sigaction(SIGTERM, &action, nullptr);
+        sigaction(SIGHUP, &action, nullptr);
+    }
+}
+
+LaunchCommand::~LaunchCommand()
+{
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    std::signal(SIGHUP, SIG_DFL);
+}
+
+int LaunchCommand::exec()
+{
+    QString error;
+    if (!m_supervisor->start(m_job, &error)) {
+        std::fprintf(stderr, "ringmaster-launch: error: %s\n", error.toUtf8().constData());
+        return kLaunchExitUsage;
+    }
+    if (!m_quiet) {
+        printLine(QStringLiteral("run %1: %2 rank(s) on %3; logs in %1/logs")
+                      .arg(m_supervisor->runDir()).arg(m_job.worldSize()).arg(m_job.device));
+    }
+    m_lastPlainLine.start();
+    QCoreApplication::exec();
+    return m_exitCode;
+}
+
+void LaunchCommand::onSignal()
+{
+    char byte = 0;
+    while (::read(g_signalPipe[0], &byte, 1) == 1) {
+        ++m_signalsSeen;
+        if (m_signalsSeen == 1) {
+            printLine(QStringLiteral("stopping gracefully (final checkpoint); press Ctrl-C again to kill"));
+            m_supervisor->requestStop();
+        } else {
+            printLine(QStringLiteral("killing every rank"));
+            m_supervisor->kill();
+        }
+    }
+}
+
+void LaunchCommand::printLine(const QString& line)
+{
+    if (m_progressShown) {
+        std::fputs("\r\033[K", stdout);
+        m_progressShown = false;
+    }
+    std::fprintf(stdout, "%s\n", line.toUtf8().constData());
+    std::fflush(stdout);
+}
+
+void LaunchCommand::printProgress(const StepMetric& m)
+{
+    const qint64 total = m_supervisor->totalSteps();
+    const double remaining = total > 0 && m.samplesPerSec > 0
+                                 ? static_cast<double>(total - m.step) * (m.wallTime / std::max<qint64>(m.step, 1))
+                                 : std::nan("");
+    const QString text = QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
+                             .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
+                             .arg(m.samplesPerSec, 0, 'f', 0).arg(duration(remaining));
+    if (m_tty) {
+        std::fprintf(stdout, "\r\033[K%s", text.toUtf8().constData());
+        m_progressShown = true;
+        std::fflush(stdout);
+    } else {
+        printLine(text);
+    }
+}
+
+void LaunchCommand::onStep(const StepMetric& metric)
+{
+    m_lastStep = metric;
+    if (m_quiet) return;
+    // A terminal gets a live line; a pipe gets a plain line every couple of seconds.
+    if (m_tty || m_lastPlainLine.elapsed() >= kPlainLineIntervalMs || metric.step == m_supervisor->totalSteps()) {
+        m_lastPlainLine.restart();
+        printProgress(metric);
+    }
+}
+
+void LaunchCommand::onEval(const EvalMetric& metric)
+{
+    m_lastEval = metric;
+    m_haveEval = true;
+    if (!m_quiet) {
+        printLine(QStringLiteral("eval epoch %1 step %2: val_loss %3  val_accuracy %4")
+                      .arg(metric.epoch).arg(metric.step).arg(metric.valLoss, 0, 'f', 4).arg(metric.valAccuracy, 0, 'f', 4));
+    }
+}
+
+void LaunchCommand::onFinished(RunState state)
+{
+    const QString dir = m_supervisor->runDir();
+    if (state == RunState::Failed) {
+        const auto cause = m_supervisor->rootCause();
+        printLine(QStringLiteral("FAILED: %1").arg(cause.summary()));
+        for (const auto& line : cause.lastLines) printLine(QStringLiteral("  | ") + line);
+        printLine(QStringLiteral("logs: %1/logs/rank-%2.log").arg(dir).arg(std::max(cause.rank, 0)));
+        m_exitCode = kLaunchExitFailed;
+    } else {
+        QString line = QStringLiteral("%1: %2 steps, loss %3").arg(runStateName(state)).arg(m_lastStep.step).arg(m_lastStep.loss, 0, 'f', 4);
+        if (m_haveEval) {
+            line += QStringLiteral(", val_loss %1, val_accuracy %2").arg(m_lastEval.valLoss, 0, 'f', 4).arg(m_lastEval.valAccuracy, 0, 'f', 4);
+        }
+        line += QStringLiteral(", %1 restart(s); run directory %2").arg(m_supervisor->restartCount()).arg(dir);
+        printLine(line);
+        m_exitCode = state == RunState::Completed ? kLaunchExitCompleted : kLaunchExitStopped;
+    }
+    QCoreApplication::exit(m_exitCode);
+}
+
+} // namespace ringmaster::supervisor

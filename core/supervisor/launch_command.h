@@ -1,0 +1,61 @@
+#pragma once
+// ringmaster-launch: the command-line front end of RunSupervisor (torchrun's job, plus a run
+// directory, live metrics, root-cause reports, restarts from checkpoints).
+// Exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QStringList>
+
+#include "job_spec.h"
+#include "run_types.h"
+
+class QSocketNotifier;
+
+namespace ringmaster::supervisor {
+
+class RunSupervisor;
+
+inline constexpr int kLaunchExitCompleted = 0;
+inline constexpr int kLaunchExitFailed = 1;
+inline constexpr int kLaunchExitUsage = 2;
+inline constexpr int kLaunchExitStopped = 3;
+
+// Builds the job from an optional job file and flags (flags win). Throws JobError.
+// Returns false when --help was printed.
+bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet);
+QString launchUsage();
+
+class LaunchCommand : public QObject
+{
+    Q_OBJECT
+
+public:
+    LaunchCommand(JobSpec job, bool quiet, QObject* parent = nullptr);
+    ~LaunchCommand() override;
+    // Runs the event loop until the run ends; returns the exit code.
+    int exec();
+
+private:
+    void onStep(const StepMetric& metric);
+    void onEval(const EvalMetric& metric);
+    void onFinished(RunState state);
+    void onSignal();
+    void printLine(const QString& line);
+    void printProgress(const StepMetric& metric);
+
+    JobSpec m_job;
+    bool m_quiet;
+    bool m_tty;
+    RunSupervisor* m_supervisor;
+    QSocketNotifier* m_signalNotifier = nullptr;
+    int m_signalsSeen = 0;
+    int m_exitCode = kLaunchExitFailed;
+    QElapsedTimer m_lastPlainLine;
+    bool m_progressShown = false;
+    EvalMetric m_lastEval;
+    bool m_haveEval = false;
+    StepMetric m_lastStep;
+};
+
+} // namespace ringmaster::supervisor

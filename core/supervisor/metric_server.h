@@ -1,0 +1,70 @@
+#pragma once
+// The supervisor's end of the reporting socket: a QLocalServer in a private (0700) directory, one per
+// run, with a random token. A connection must say hello with the token first; a wrong token, a wrong
+// protocol version, a malformed or oversized frame closes it, is logged, and nothing it sent is used.
+// Metrics are accepted from rank 0 only; heartbeats from every rank.
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QTemporaryDir>
+
+#include <memory>
+
+#include "frame_decoder.h"
+#include "run_types.h"
+
+class QLocalServer;
+class QLocalSocket;
+
+namespace ringmaster::supervisor {
+
+class MetricServer : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit MetricServer(QObject* parent = nullptr);
+    ~MetricServer() override;
+
+    // Creates the private directory and listens; returns false with error() set.
+    bool listen();
+    QString socketPath() const;
+    QString token() const { return m_token; }
+    QString error() const { return m_error; }
+
+    qint64 acceptedFrames() const { return m_acceptedFrames; }
+    qint64 rejectedConnections() const { return m_rejectedConnections; }
+
+Q_SIGNALS:
+    void stepReceived(const ringmaster::supervisor::StepMetric& metric);
+    void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
+    void checkpointReceived(qint64 step, const QString& path);
+    void statusReceived(const QString& status, const QJsonObject& frame);
+    void heartbeatReceived(int rank, qint64 step, const QString& phase);
+    // Something the run's log should say (rejected connections, protocol errors).
+    void notice(const QString& message);
+
+private:
+    struct Peer
+    {
+        FrameDecoder decoder;
+        int rank = -1; // -1 until the hello is accepted
+    };
+
+    void onNewConnection();
+    void onReadyRead(QLocalSocket* socket);
+    void reject(QLocalSocket* socket, const QString& why);
+    void dispatch(int rank, const QJsonObject& frame);
+
+    std::unique_ptr<QTemporaryDir> m_directory;
+    QLocalServer* m_server = nullptr;
+    QString m_token;
+    QString m_error;
+    QHash<QLocalSocket*, Peer*> m_peers;
+    qint64 m_acceptedFrames = 0;
+    qint64 m_rejectedConnections = 0;
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,31 @@
+#pragma once
+// Checks made before anything is started, each with a message that names the problem and the fix:
+// the trainer binary, GPU indices (existing, not repeated), the trainer's own validation of the
+// hyperparameters and dataset (ringmaster-trainer --validate-only), a free master port, and a
+// writable output folder. Nothing is created when a check fails.
+
+#include <QString>
+
+#include "job_spec.h"
+
+namespace ringmaster::supervisor {
+
+struct PreflightResult
+{
+    QString error;        // empty when every check passed
+    QString trainerPath;  // absolute path of ringmaster-trainer
+    int masterPort = 0;   // the port to use (picked when the job says 0)
+    bool ok() const { return error.isEmpty(); }
+};
+
+PreflightResult runPreflight(const JobSpec& job);
+
+// ringmaster-trainer: the job's trainer_path, else beside this executable, else on PATH.
+QString locateTrainer(const JobSpec& job);
+// NVIDIA GPUs the driver reports (/proc/driver/nvidia/gpus); 0 without a driver.
+int nvidiaGpuCount();
+// A free TCP port on 127.0.0.1 (0 if none could be bound).
+int pickFreePort();
+bool portIsFree(int port);
+
+} // namespace ringmaster::supervisor

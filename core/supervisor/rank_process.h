@@ -1,0 +1,63 @@
+#pragma once
+// One trainer rank as a child process. Started with an argument list (never a shell); in the child,
+// before exec: joins the job's process group (rank 0 founds it with setsid), asks the kernel to
+// SIGKILL it if the supervisor dies (PR_SET_PDEATHSIG), and marks every inherited descriptor above
+// stderr close-on-exec. stdout and stderr are split into lines, timestamped and appended to
+// logs/rank-N.log, and emitted as lines.
+
+#include <QFile>
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+
+#include <sys/types.h>
+
+namespace ringmaster::supervisor {
+
+class RankProcess : public QObject
+{
+    Q_OBJECT
+
+public:
+    RankProcess(int rank, const QString& logPath, QObject* parent = nullptr);
+    ~RankProcess() override;
+
+    // groupLeader: the job's process group id, or 0 to found a new session/group (rank 0).
+    void start(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment,
+               pid_t groupLeader);
+    int rank() const { return m_rank; }
+    qint64 pid() const { return m_pid; }
+    bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
+    // Waits (bounded) for the process to be reaped after it was killed.
+    bool waitForFinished(int msecs) { return m_process.waitForFinished(msecs); }
+    // The last lines it printed (kept in memory for failure reports; the file has them all).
+    QStringList lastLines(int count) const;
+
+Q_SIGNALS:
+    void started(int rank, qint64 pid);
+    void finished(int rank, int exitCode, int exitSignal);
+    void failedToStart(int rank, const QString& error);
+    void lineLogged(int rank, const QString& line);
+
+private:
+    void drain(QProcess::ProcessChannel channel, QByteArray& partial, const char* tag, bool flushAll);
+    void writeLine(const char* tag, const QByteArray& line);
+
+    static constexpr int kTailLines = 200;
+    static constexpr int kStartTimeoutMs = 10000;
+
+    int m_rank;
+    QProcess m_process;
+    QFile m_log;
+    QByteArray m_partialOut;
+    QByteArray m_partialErr;
+    QStringList m_tail;
+    qint64 m_pid = 0;
+    bool m_reportedEnd = false;
+};
+
+// Sends a signal to a whole process group (and so every rank and anything they spawned).
+void signalGroup(pid_t group, int signal);
+QString signalName(int signal);
+
+} // namespace ringmaster::supervisor

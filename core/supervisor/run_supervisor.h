@@ -1,0 +1,105 @@
+#pragma once
+// Runs one job: pre-flight, a new run directory, the metric socket, one ringmaster-trainer per rank
+// in one process group, then watches it. One rank failing (or going silent past the heartbeat
+// timeout) brings the whole group down and names the root cause; --max-restarts relaunches from the
+// latest checkpoint. Stop is graceful (SIGTERM, grace period, SIGKILL); destruction kills everything,
+// so no trainer outlives its supervisor. Shared by ringmaster-launch and the GUI.
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QList>
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+#include "job_spec.h"
+#include "run_types.h"
+
+namespace ringmaster::supervisor {
+
+class MetricServer;
+class RankProcess;
+
+class RunSupervisor : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit RunSupervisor(QObject* parent = nullptr);
+    ~RunSupervisor() override;
+
+    // Pre-flight and launch. On bad input returns false with *error set, and nothing is created.
+    bool start(const JobSpec& job, QString* error);
+    // SIGTERM to every rank: they finish the step, checkpoint and exit; SIGKILL after the grace period.
+    void requestStop();
+    // SIGKILL to the whole group now.
+    void kill();
+    // Asks rank 0 to write a checkpoint after its current step (SIGUSR1).
+    void requestCheckpoint();
+
+    RunState state() const { return m_state; }
+    const JobSpec& job() const { return m_job; }
+    QString runDir() const { return m_runDir; }
+    QString socketPath() const;
+    int restartCount() const { return m_restarts; }
+    qint64 totalSteps() const { return m_totalSteps; }
+    qint64 stepsPerEpoch() const { return m_stepsPerEpoch; }
+    qint64 stepsReceived() const { return m_stepsReceived; }
+    qint64 rejectedConnections() const;
+    QList<RankStatus> ranks() const;
+    RootCause rootCause() const { return m_rootCause; }
+
+Q_SIGNALS:
+    void stateChanged(ringmaster::supervisor::RunState state);
+    void stepReceived(const ringmaster::supervisor::StepMetric& metric);
+    void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
+    void checkpointSaved(qint64 step, const QString& path);
+    void rankChanged(int rank);
+    // rank -1: the launcher's own log.
+    void logLine(int rank, const QString& line);
+    void finished(ringmaster::supervisor::RunState state);
+
+private:
+    struct Rank;
+
+    bool prepareRunDirectory(QString* error);
+    void launchGroup();
+    void onRankFinished(int rank, int exitCode, int exitSignal);
+    void onHeartbeat(int rank, qint64 step, const QString& phase);
+    void onStatus(const QString& status, const QJsonObject& frame);
+    void onWatchdog();
+    void recordFailure(int rank, const QString& reason, int priority);
+    void bringDown(int signal, int escalateAfterMs);
+    void concludeIfAllExited();
+    void finishRun(RunState state);
+    void patchSummary(RunState state);
+    void setState(RunState state);
+    void log(const QString& message);
+    QString latestCheckpoint() const;
+
+    JobSpec m_job;
+    QString m_trainerPath;
+    QString m_runDir;
+    int m_masterPort = 0;
+    RunState m_state = RunState::Idle;
+    std::unique_ptr<MetricServer> m_server;
+    std::vector<std::unique_ptr<Rank>> m_ranks;
+    pid_t m_group = 0;
+    QTimer m_watchdog;
+    QTimer m_escalation;
+    QTimer m_verdict;
+    QFile m_launcherLog;
+    RootCause m_rootCause;
+    int m_rootCausePriority = -1;
+    bool m_stopRequested = false;
+    bool m_bringingDown = false;
+    int m_restarts = 0;
+    qint64 m_totalSteps = 0;
+    qint64 m_stepsPerEpoch = 0;
+    qint64 m_stepsReceived = 0;
+    QString m_finalStatus;
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,57 @@
+#pragma once
+// Values the supervisor reports to its front ends (the CLI and the GUI).
+
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+
+namespace ringmaster::supervisor {
+
+enum class RunState { Idle, Starting, Running, Stopping, Completed, Failed, Stopped };
+QString runStateName(RunState state);
+bool isFinal(RunState state);
+
+enum class RankState { Pending, Starting, Running, Exited, Failed, Hung };
+QString rankStateName(RankState state);
+
+struct StepMetric
+{
+    qint64 step = 0;
+    qint64 epoch = 0;
+    double loss = 0.0;
+    double lr = 0.0;
+    double samplesPerSec = 0.0;
+    double wallTime = 0.0;
+};
+
+struct EvalMetric
+{
+    qint64 epoch = 0;
+    qint64 step = 0;
+    double valLoss = 0.0;
+    double valAccuracy = 0.0; // NaN when the model has no accuracy (regression)
+};
+
+struct RankStatus
+{
+    int rank = 0;
+    int gpu = -1;             // -1 on CPU
+    qint64 pid = 0;
+    RankState state = RankState::Pending;
+    qint64 step = 0;
+    QString phase;
+    qint64 msSinceHeartbeat = -1;
+    int exitCode = 0;
+    int exitSignal = 0;       // non-zero when killed by a signal
+};
+
+// Why a run failed: the first rank that failed, how, and its last log lines.
+struct RootCause
+{
+    int rank = -1;
+    QString reason;           // e.g. "exited with code 1", "killed by signal 9 (SIGKILL)", "stopped heartbeating for 5 s"
+    QStringList lastLines;
+    QString summary() const;
+};
+
+} // namespace ringmaster::supervisor
