@@ -116,9 +116,8 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     if (!trainerValue.isUndefined() && !trainerValue.isObject()) {
         throw JobError(QStringLiteral("%1: \"trainer\" must be an object of trainer flags").arg(origin));
     }
-    for (auto it = trainerValue.toObject().begin(), end = trainerValue.toObject().end(); it != end; ++it) {
-        job.trainer.insert(normaliseFlag(it.key()), it.value());
-    }
+    const QJsonObject trainer = trainerValue.toObject();
+    for (auto it = trainer.begin(); it != trainer.end(); ++it) job.trainer.insert(normaliseFlag(it.key()), it.value());
     return job;
 }
 

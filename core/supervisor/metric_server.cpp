@@ -43,7 +43,9 @@ MetricServer::~MetricServer()
 bool MetricServer::listen()
 {
     // A private directory: only this user can reach the socket, even before the token is checked.
-    QString base = QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
+    QString base = qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")
+                       ? QString()
+                       : QStandardPaths::writableLocation(QStandardPaths::RuntimeLocation);
     if (base.isEmpty() || !QFileInfo(base).isWritable()) base = QDir::tempPath();
     m_directory = std::make_unique<QTemporaryDir>(base + QStringLiteral("/ringmaster-XXXXXX"));
     if (!m_directory->isValid()) {

@@ -362,13 +362,21 @@ void RunSupervisor::onRankFinished(int rank, int exitCode, int exitSignal)
     concludeIfAllExited();
 }
 
+void RunSupervisor::signalRanks(int signal)
+{
+    // Once per rank: through the group, and directly only to a rank that is not in it. A trainer
+    // takes a second SIGTERM as "die now", so a double delivery would skip its final checkpoint.
+    signalGroup(m_group, signal);
+    for (auto& rank : m_ranks) {
+        const auto pid = static_cast<pid_t>(rank->process->pid());
+        if (rank->process->isRunning() && pid > 0 && (m_group <= 0 || ::getpgid(pid) != m_group)) ::kill(pid, signal);
+    }
+}
+
 void RunSupervisor::bringDown(int signal, int escalateAfterMs)
 {
     m_bringingDown = true;
-    signalGroup(m_group, signal);
-    for (auto& rank : m_ranks) {
-        if (rank->process->isRunning() && rank->process->pid() > 0) ::kill(static_cast<pid_t>(rank->process->pid()), signal);
-    }
+    signalRanks(signal);
     if (signal != SIGKILL && escalateAfterMs >= 0) m_escalation.start(escalateAfterMs);
 }
 
@@ -378,10 +386,7 @@ void RunSupervisor::requestStop()
     m_stopRequested = true;
     setState(RunState::Stopping);
     log(QStringLiteral("stop requested: SIGTERM to every rank, SIGKILL after %1 s").arg(m_job.gracePeriodSec));
-    signalGroup(m_group, SIGTERM);
-    for (auto& rank : m_ranks) {
-        if (rank->process->isRunning() && rank->process->pid() > 0) ::kill(static_cast<pid_t>(rank->process->pid()), SIGTERM);
-    }
+    signalRanks(SIGTERM);
     m_escalation.start(static_cast<int>(m_job.gracePeriodSec * 1000));
 }
 

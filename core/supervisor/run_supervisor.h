@@ -71,6 +71,7 @@ private:
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
     void recordFailure(int rank, const QString& reason, int priority);
+    void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
     void concludeIfAllExited();
     void finishRun(RunState state);

@@ -1,0 +1,78 @@
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+
+#include <cerrno>
+#include <csignal>
+
+namespace ringmaster::supervisor::test {
+
+QString trainerPath()
+{
+    return qEnvironmentVariable("RINGMASTER_TRAINER");
+}
+
+QString launchPath()
+{
+    return qEnvironmentVariable("RINGMASTER_LAUNCH");
+}
+
+JobSpec cpuJob(const QString& root, qint64 maxSteps, int epochs)
+{
+    JobSpec job = defaultJob(0);
+    job.nproc = 2;
+    job.outputRoot = root;
+    job.trainerPath = trainerPath();
+    job.gracePeriodSec = 20;
+    job.heartbeatTimeoutSec = 60;
+    job.setTrainerOption(QStringLiteral("max-steps"), static_cast<double>(maxSteps));
+    job.setTrainerOption(QStringLiteral("epochs"), epochs);
+    job.setTrainerOption(QStringLiteral("eval-batch-size"), 5000);
+    job.setTrainerOption(QStringLiteral("threads"), 1);
+    return job;
+}
+
+bool processGone(qint64 pid)
+{
+    if (pid <= 0) return false;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly)) return true;
+    const QByteArray text = stat.readAll();
+    const qsizetype close = text.lastIndexOf(')');
+    return close >= 0 && close + 2 < text.size() && text.at(close + 2) == 'Z';
+}
+
+QString readAll(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+QList<qint64> trainerPids(const QString& runDir)
+{
+    QList<qint64> pids;
+    static const QRegularExpression joined(QStringLiteral("pid (\\d+) joined"));
+    for (const auto& name : QDir(runDir + QStringLiteral("/logs")).entryList({QStringLiteral("rank-*.log")})) {
+        auto it = joined.globalMatch(readAll(runDir + QStringLiteral("/logs/") + name));
+        while (it.hasNext()) pids.append(it.next().captured(1).toLongLong());
+    }
+    return pids;
+}
+
+QStringList csvColumn(const QString& path, int column)
+{
+    QStringList values;
+    const auto lines = readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    for (qsizetype i = 1; i < lines.size(); ++i) values.append(lines.at(i).split(QLatin1Char(',')).value(column));
+    return values;
+}
+
+int csvRows(const QString& path)
+{
+    return static_cast<int>(csvColumn(path, 0).size());
+}
+
+} // namespace ringmaster::supervisor::test

@@ -1,0 +1,54 @@
+// FrameDecoder: newline framing, split reads, the size limit and malformed input.
+#include <QTest>
+
+#include "frame_decoder.h"
+
+using ringmaster::supervisor::FrameDecoder;
+
+class TestFrameDecoder : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void framesAcrossReads()
+    {
+        FrameDecoder decoder(1024);
+        QVERIFY(decoder.feed(QByteArrayLiteral("{\"a\":1}\n{\"b\"")).size() == 1);
+        const auto frames = decoder.feed(QByteArrayLiteral(":2}\n{\"c\":3}\n"));
+        QCOMPARE(frames.size(), 2);
+        QCOMPARE(frames.at(0).value(QStringLiteral("b")).toInt(), 2);
+        QCOMPARE(frames.at(1).value(QStringLiteral("c")).toInt(), 3);
+        QVERIFY(!decoder.failed());
+    }
+
+    void oversizedFrameFails()
+    {
+        FrameDecoder decoder(64);
+        QVERIFY(decoder.feed(QByteArray(65, 'x')).isEmpty());
+        QVERIFY(decoder.failed());
+        QVERIFY(decoder.error().contains(QStringLiteral("64-byte limit")));
+        QVERIFY(decoder.feed(QByteArrayLiteral("{\"a\":1}\n")).isEmpty()); // nothing after an error
+    }
+
+    void frameAtTheLimitPasses()
+    {
+        FrameDecoder decoder(10);
+        QCOMPARE(decoder.feed(QByteArrayLiteral("{\"a\":12}\n")).size(), 1); // 9 bytes with the newline
+        FrameDecoder tight(8);
+        QVERIFY(tight.feed(QByteArrayLiteral("{\"a\":12}\n")).isEmpty());
+        QVERIFY(tight.failed());
+    }
+
+    void malformedFails()
+    {
+        FrameDecoder decoder(1024);
+        QVERIFY(decoder.feed(QByteArrayLiteral("not json\n")).isEmpty());
+        QVERIFY(decoder.failed());
+        FrameDecoder array(1024);
+        QVERIFY(array.feed(QByteArrayLiteral("[1,2]\n")).isEmpty());
+        QVERIFY(array.error().contains(QStringLiteral("not a JSON object")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFrameDecoder)
+#include "tst_frame_decoder.moc"
