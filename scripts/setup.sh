@@ -47,7 +47,8 @@ if [ ${#missing[@]} -gt 0 ] || [ "$need_update" -eq 1 ]; then
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    > /tmp/ringmaster-apt.log 2>&1 || { tail -n 30 /tmp/ringmaster-apt.log >&2; exit 1; }
 fi
 
 # QCustomPlot 2.1.0 from Debian's source package; dpkg-source -x applies Debian's patch that makes it

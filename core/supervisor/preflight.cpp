@@ -1,5 +1,7 @@
 #include "preflight.h"
 
+#include "gpu_inventory.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -48,19 +50,25 @@ QString checkGpus(const JobSpec& job)
     return {};
 }
 
-QString checkOutput(const JobSpec& job)
+} // namespace
+
+QString checkOutputFolder(const QString& target)
 {
-    const QString target = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
     QFileInfo info(target);
     QString existing = info.absoluteFilePath();
     while (!QFileInfo::exists(existing)) existing = QFileInfo(existing).absolutePath();
     QFileInfo parent(existing);
-    if (!parent.isDir() || !parent.isWritable()) {
+    // Permission bits say nothing for root or for read-only mounts (/proc, a full disk's quota):
+    // try what the run will do, create a file there.
+    QTemporaryFile probe(existing + QStringLiteral("/.ringmaster-write-test-XXXXXX"));
+    if (!parent.isDir() || !probe.open()) {
         return QStringLiteral("output folder %1 is not writable (%2 is %3): choose another with --out or --output-root")
             .arg(info.absoluteFilePath(), existing, parent.isDir() ? QStringLiteral("read-only") : QStringLiteral("not a folder"));
     }
     return {};
 }
+
+namespace {
 
 QString validateWithTrainer(const QString& trainer, const JobSpec& job)
 {
@@ -95,6 +103,8 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job)
 
 int nvidiaGpuCount()
 {
+    const GpuInventory inventory;
+    if (inventory.available()) return static_cast<int>(inventory.query().size());
     return static_cast<int>(QDir(QStringLiteral("/proc/driver/nvidia/gpus")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size());
 }
 
@@ -113,6 +123,9 @@ int pickFreePort()
 QString locateTrainer(const JobSpec& job)
 {
     if (!job.trainerPath.isEmpty()) return QFileInfo(job.trainerPath).absoluteFilePath();
+    if (const QString fromEnvironment = qEnvironmentVariable("RINGMASTER_TRAINER"); !fromEnvironment.isEmpty()) {
+        return QFileInfo(fromEnvironment).absoluteFilePath();
+    }
     const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/ringmaster-trainer");
     if (QFileInfo(beside).isExecutable()) return beside;
     return QStandardPaths::findExecutable(QStringLiteral("ringmaster-trainer"));
@@ -131,7 +144,8 @@ PreflightResult runPreflight(const JobSpec& job)
     if (!(job.heartbeatTimeoutSec > 0)) { result.error = QStringLiteral("--heartbeat-timeout: must be > 0 seconds"); return result; }
     if (!(job.gracePeriodSec >= 0)) { result.error = QStringLiteral("--grace-period: must be >= 0 seconds"); return result; }
     if (!(result.error = checkGpus(job)).isEmpty()) return result;
-    if (!(result.error = checkOutput(job)).isEmpty()) return result;
+    const QString outputTarget = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
+    if (!(result.error = checkOutputFolder(outputTarget)).isEmpty()) return result;
     if (!(result.error = validateWithTrainer(result.trainerPath, job)).isEmpty()) return result;
     if (job.masterPort < 0 || job.masterPort > 65535) {
         result.error = QStringLiteral("--master-port %1: must be in 1..65535, or 0 to pick a free one").arg(job.masterPort);

@@ -20,9 +20,12 @@ struct PreflightResult
 
 PreflightResult runPreflight(const JobSpec& job);
 
-// ringmaster-trainer: the job's trainer_path, else beside this executable, else on PATH.
+// Empty when `folder` exists and is writable, or can be created under a writable ancestor.
+QString checkOutputFolder(const QString& folder);
+
+// ringmaster-trainer: the job's trainer_path, else $RINGMASTER_TRAINER, else beside this executable, else on PATH.
 QString locateTrainer(const JobSpec& job);
-// NVIDIA GPUs the driver reports (/proc/driver/nvidia/gpus); 0 without a driver.
+// NVIDIA GPUs that NVML (or /proc/driver/nvidia/gpus) reports; 0 without a driver.
 int nvidiaGpuCount();
 // A free TCP port on 127.0.0.1 (0 if none could be bound).
 int pickFreePort();

@@ -1,0 +1,36 @@
+// ringmaster: the desktop app (see ui/main_window.h).
+//   ringmaster [JOB.json] [--start]
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+
+#include "job_spec.h"
+#include "main_window.h"
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("ringmaster"));
+    QApplication::setOrganizationName(QStringLiteral("Ringmaster"));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Launch and watch data-parallel training runs."));
+    parser.addHelpOption();
+    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load (default: the last job)."));
+    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the job at once."));
+    parser.addOption(start);
+    parser.process(app);
+
+    ringmaster::ui::MainWindow window;
+    window.restoreLastJob();
+    if (!parser.positionalArguments().isEmpty()) {
+        try {
+            window.loadJob(ringmaster::supervisor::JobSpec::load(parser.positionalArguments().first()));
+        } catch (const ringmaster::supervisor::JobError& e) {
+            QMessageBox::critical(nullptr, QStringLiteral("Ringmaster"), e.message());
+            return 2;
+        }
+    }
+    window.show();
+    if (parser.isSet(start)) window.startRun();
+    return QApplication::exec();
+}

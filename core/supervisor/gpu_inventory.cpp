@@ -1,0 +1,102 @@
+#include "gpu_inventory.h"
+
+#include <dlfcn.h>
+
+namespace ringmaster::supervisor {
+namespace {
+
+// The NVML ABI, as declared in nvml.h (only what we call).
+using NvmlReturn = int;
+using NvmlDevice = struct NvmlDeviceOpaque*;
+constexpr NvmlReturn kNvmlSuccess = 0;
+constexpr NvmlReturn kNvmlInsufficientSize = 7;
+constexpr unsigned kNvmlTemperatureGpu = 0;
+struct NvmlMemory { unsigned long long total, free, used; };
+struct NvmlUtilization { unsigned gpu, memory; };
+struct NvmlProcessInfo { unsigned pid; unsigned long long usedGpuMemory; unsigned gpuInstanceId, computeInstanceId; };
+
+} // namespace
+
+struct GpuInventory::Api
+{
+    NvmlReturn (*init)() = nullptr;
+    NvmlReturn (*shutdown)() = nullptr;
+    NvmlReturn (*count)(unsigned*) = nullptr;
+    NvmlReturn (*handle)(unsigned, NvmlDevice*) = nullptr;
+    NvmlReturn (*name)(NvmlDevice, char*, unsigned) = nullptr;
+    NvmlReturn (*memory)(NvmlDevice, NvmlMemory*) = nullptr;
+    NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*) = nullptr;
+    NvmlReturn (*temperature)(NvmlDevice, unsigned, unsigned*) = nullptr;
+    NvmlReturn (*processes)(NvmlDevice, unsigned*, NvmlProcessInfo*) = nullptr;
+};
+
+GpuInventory::GpuInventory()
+{
+    const QByteArray override = qgetenv("RINGMASTER_NVML_LIBRARY");
+    const QByteArray path = override.isEmpty() ? QByteArrayLiteral("libnvidia-ml.so.1") : override;
+    m_library = ::dlopen(path.constData(), RTLD_NOW | RTLD_LOCAL);
+    if (!m_library) {
+        m_reason = QStringLiteral("NVML not found (%1): no NVIDIA driver on this machine").arg(QString::fromLocal8Bit(path));
+        return;
+    }
+    m_api = new Api;
+    auto bind = [this](auto& function, const char* name) {
+        function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(m_library, name));
+        return function != nullptr;
+    };
+    const bool complete = bind(m_api->init, "nvmlInit_v2") && bind(m_api->shutdown, "nvmlShutdown") &&
+                          bind(m_api->count, "nvmlDeviceGetCount_v2") && bind(m_api->handle, "nvmlDeviceGetHandleByIndex_v2") &&
+                          bind(m_api->name, "nvmlDeviceGetName") && bind(m_api->memory, "nvmlDeviceGetMemoryInfo") &&
+                          bind(m_api->utilization, "nvmlDeviceGetUtilizationRates") &&
+                          bind(m_api->temperature, "nvmlDeviceGetTemperature");
+    bind(m_api->processes, "nvmlDeviceGetComputeRunningProcesses"); // optional
+    if (!complete || m_api->init() != kNvmlSuccess) {
+        m_reason = QStringLiteral("NVML at %1 could not be initialised").arg(QString::fromLocal8Bit(path));
+        delete m_api;
+        m_api = nullptr;
+        ::dlclose(m_library);
+        m_library = nullptr;
+    }
+}
+
+GpuInventory::~GpuInventory()
+{
+    if (m_api) {
+        m_api->shutdown();
+        delete m_api;
+    }
+    if (m_library) ::dlclose(m_library);
+}
+
+QList<GpuInfo> GpuInventory::query() const
+{
+    QList<GpuInfo> gpus;
+    unsigned count = 0;
+    if (!m_api || m_api->count(&count) != kNvmlSuccess) return gpus;
+    for (unsigned i = 0; i < count; ++i) {
+        NvmlDevice device = nullptr;
+        if (m_api->handle(i, &device) != kNvmlSuccess) continue;
+        GpuInfo info;
+        info.index = static_cast<int>(i);
+        char name[96] = {};
+        if (m_api->name(device, name, sizeof name) == kNvmlSuccess) info.name = QString::fromUtf8(name);
+        NvmlMemory memory{};
+        if (m_api->memory(device, &memory) == kNvmlSuccess) {
+            info.memoryUsedMiB = static_cast<qint64>(memory.used >> 20);
+            info.memoryTotalMiB = static_cast<qint64>(memory.total >> 20);
+        }
+        NvmlUtilization utilization{};
+        if (m_api->utilization(device, &utilization) == kNvmlSuccess) info.utilizationPercent = static_cast<int>(utilization.gpu);
+        unsigned temperature = 0;
+        if (m_api->temperature(device, kNvmlTemperatureGpu, &temperature) == kNvmlSuccess) info.temperatureC = static_cast<int>(temperature);
+        if (m_api->processes) {
+            unsigned processes = 0;
+            const NvmlReturn result = m_api->processes(device, &processes, nullptr);
+            if (result == kNvmlSuccess || result == kNvmlInsufficientSize) info.otherProcesses = static_cast<int>(processes);
+        }
+        gpus.append(info);
+    }
+    return gpus;
+}
+
+} // namespace ringmaster::supervisor

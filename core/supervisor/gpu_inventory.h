@@ -1,0 +1,42 @@
+#pragma once
+// The machine's NVIDIA GPUs through NVML, loaded at run time (dlopen "libnvidia-ml.so.1", or the file
+// named by RINGMASTER_NVML_LIBRARY), so Ringmaster runs on machines without NVIDIA drivers: there the
+// list is empty. Only the handful of NVML entry points below are used.
+
+#include <QList>
+#include <QString>
+
+namespace ringmaster::supervisor {
+
+struct GpuInfo
+{
+    int index = 0;
+    QString name;
+    qint64 memoryUsedMiB = 0;
+    qint64 memoryTotalMiB = 0;
+    int utilizationPercent = -1;
+    int temperatureC = -1;
+    int otherProcesses = 0; // compute processes already on it
+};
+
+class GpuInventory
+{
+public:
+    GpuInventory();
+    ~GpuInventory();
+    GpuInventory(const GpuInventory&) = delete;
+    GpuInventory& operator=(const GpuInventory&) = delete;
+
+    bool available() const { return m_library != nullptr; }
+    // Why there is no NVML (library missing, init failed), for the UI.
+    QString unavailableReason() const { return m_reason; }
+    QList<GpuInfo> query() const;
+
+private:
+    struct Api;
+    void* m_library = nullptr;
+    Api* m_api = nullptr;
+    QString m_reason;
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,209 @@
+// The desktop app with real widgets (offscreen) and real 2-rank CPU runs: form to chart to files.
+// With RINGMASTER_SCREENSHOT_DIR set, it also saves idle / mid-run / failure screenshots.
+#include <QAction>
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+#include "gpu_panel.h"
+#include "job_form.h"
+#include "log_panel.h"
+#include "loss_chart.h"
+#include "main_window.h"
+#include "rank_table.h"
+#include "run_supervisor.h"
+
+using namespace ringmaster;
+using namespace ringmaster::ui;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 180000;
+
+QString readAll(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+int csvRows(const QString& path)
+{
+    return static_cast<int>(readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size()) - 1;
+}
+
+void screenshot(QWidget& window, const char* name)
+{
+    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) window.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
+}
+
+bool waitForFinal(MainWindow& window, int timeoutMs = kRunTimeoutMs)
+{
+    return QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, timeoutMs);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_root;
+
+    // A window on CPU ranks, output into the test's folder, filled in through its widgets.
+    void prepare(MainWindow& window, int maxSteps, int epochs = 1)
+    {
+        window.setConfirmOnClose(false);
+        window.show();
+        window.gpuPanel()->cpuRanksBox()->setValue(2);
+        window.jobForm()->maxStepsBox()->setValue(maxSteps);
+        window.jobForm()->findChildren<QSpinBox*>().first()->setValue(epochs); // the form's first spin box: epochs
+        window.jobForm()->outputEdit()->setText(m_root.path());
+        window.jobForm()->batchSizeBox()->setValue(64);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        qputenv("RINGMASTER_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"); // CPU ranks, even on a GPU box
+        QVERIFY(!qEnvironmentVariable("RINGMASTER_TRAINER").isEmpty());
+    }
+
+    void formToChartToFiles()
+    {
+        MainWindow window;
+        prepare(window, 40);
+        screenshot(window, "idle.png");
+        QVERIFY(window.startAction()->isEnabled());
+        window.startAction()->trigger();
+        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("starting")) ||
+                window.stateLabel()->text().contains(QStringLiteral("running")));
+        QVERIFY(QTest::qWaitFor([&] { return window.chart()->lossPointCount() >= 20 || supervisor::isFinal(window.supervisor()->state()); },
+                                kRunTimeoutMs));
+        QVERIFY(!window.startAction()->isEnabled()); // no second run while one is active
+        QVERIFY(waitForFinal(window));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
+        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("completed")));
+
+        const QString dir = window.supervisor()->runDir();
+        QCOMPARE(window.chart()->lossPointCount(), csvRows(dir + QStringLiteral("/metrics.csv")));
+        QCOMPARE(window.chart()->lossPointCount(), 40);
+        QCOMPARE(window.chart()->smoothedPointCount(), 40);
+        QCOMPARE(window.chart()->evalPointCount(), csvRows(dir + QStringLiteral("/eval.csv")));
+        for (int rank = 0; rank < 2; ++rank) {
+            QCOMPARE(window.rankTable()->cell(rank, RankTable::kState), QStringLiteral("exited"));
+            QCOMPARE(window.rankTable()->cell(rank, RankTable::kExit), QStringLiteral("0"));
+        }
+        QVERIFY(window.logPanel()->lines(0).join(QLatin1Char('\n')).contains(QStringLiteral("metric step=40")));
+        QVERIFY(window.logPanel()->lines(1).join(QLatin1Char('\n')).contains(QStringLiteral("rank 1/2")));
+        QVERIFY(window.logPanel()->lines(-1).join(QLatin1Char('\n')).contains(QStringLiteral("state: completed")));
+        // Every axis mode keeps every point.
+        window.chart()->setXAxis(LossChart::XAxis::WallTime);
+        QCOMPARE(window.chart()->lossPointCount(), 40);
+        window.chart()->setXAxis(LossChart::XAxis::Epoch);
+        QCOMPARE(window.chart()->lossPointCount(), 40);
+    }
+
+    void invalidInputKeepsStartDisabled()
+    {
+        MainWindow window;
+        prepare(window, 10);
+        QVERIFY(window.startAction()->isEnabled());
+
+        window.jobForm()->batchSizeBox()->setValue(0);
+        QVERIFY(!window.startAction()->isEnabled());
+        QVERIFY(window.jobForm()->problems().join(QLatin1Char(' ')).contains(QStringLiteral("Batch per rank must be at least 1")));
+        window.jobForm()->batchSizeBox()->setValue(32);
+        QVERIFY(window.startAction()->isEnabled());
+        QCOMPARE(window.jobForm()->globalBatchLabel()->text(), QStringLiteral("global 64 (32 × 2 ranks)"));
+
+        window.gpuPanel()->cpuRanksBox()->setValue(0);
+        QVERIFY(!window.startAction()->isEnabled());
+        QVERIFY(window.jobForm()->problems().join(QLatin1Char(' ')).contains(QStringLiteral("No ranks")));
+        window.gpuPanel()->cpuRanksBox()->setValue(2);
+        QVERIFY(window.startAction()->isEnabled());
+
+        window.jobForm()->outputEdit()->setText(QStringLiteral("/proc/ringmaster-cannot-write-here"));
+        QVERIFY(!window.startAction()->isEnabled());
+        QVERIFY(window.jobForm()->problems().join(QLatin1Char(' ')).contains(QStringLiteral("not writable")));
+        QVERIFY(window.startAction()->toolTip().contains(QStringLiteral("not writable")));
+    }
+
+    void stopMidRunEndsStoppedWithCheckpoint()
+    {
+        MainWindow window;
+        prepare(window, 0, 20);
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return window.supervisor()->stepsReceived() >= 5; }, kRunTimeoutMs));
+        QVERIFY(window.stopAction()->isEnabled());
+        window.stopAction()->trigger();
+        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("stopping")));
+        QVERIFY(waitForFinal(window, 60000));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("stopped")));
+        const QString dir = window.supervisor()->runDir();
+        const auto summary = QJsonDocument::fromJson(readAll(dir + QStringLiteral("/summary.json")).toUtf8()).object();
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+        const int steps = summary.value(QStringLiteral("steps")).toInt();
+        QVERIFY(QFileInfo::exists(dir + QStringLiteral("/checkpoints/step-%1.pt").arg(steps, 8, 10, QLatin1Char('0'))));
+    }
+
+    void killedRankShowsTheFailureBanner()
+    {
+        MainWindow window;
+        prepare(window, 0, 20);
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return window.supervisor()->stepsReceived() >= 20; }, kRunTimeoutMs));
+        QTest::qWait(300); // let the chart drain and the rank table refresh once, for the screenshot
+        screenshot(window, "mid-run.png");
+        const qint64 pid = window.supervisor()->ranks().at(1).pid;
+        QCOMPARE(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+        QVERIFY(waitForFinal(window, 15000));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Failed);
+        QVERIFY(window.banner()->isVisible());
+        const QString text = window.banner()->text();
+        QVERIFY2(text.contains(QStringLiteral("rank 1 killed by signal 9 (SIGKILL)")), qPrintable(text));
+        QVERIFY(text.contains(QStringLiteral("rank:1")));
+        QCOMPARE(window.rankTable()->cell(1, RankTable::kExit), QStringLiteral("SIGKILL"));
+        window.tabs()->setCurrentIndex(0);
+        screenshot(window, "failure.png");
+        Q_EMIT window.banner()->linkActivated(QStringLiteral("rank:1"));
+        QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(window.logPanel()));
+    }
+
+    void fakeNvmlListsGpusAndSelectionMakesTheJob()
+    {
+        qputenv("RINGMASTER_NVML_LIBRARY", qgetenv("RINGMASTER_FAKE_NVML"));
+        MainWindow window;
+        qputenv("RINGMASTER_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+        window.setConfirmOnClose(false);
+        GpuPanel* panel = window.gpuPanel();
+        QVERIFY(panel->hasGpus());
+        QCOMPARE(panel->table()->rowCount(), 4);
+        QCOMPARE(panel->table()->item(2, 1)->text(), QStringLiteral("Fake GPU 2"));
+        QVERIFY(panel->table()->item(1, 1)->text().contains(QStringLiteral("in use")));
+        QCOMPARE(panel->table()->item(3, 2)->text(), QStringLiteral("4.0 / 80.0 GiB"));
+        QCOMPARE(panel->selectedGpus(), (QList<int>{0, 2, 3})); // every free GPU by default
+        panel->setSelectedGpus({0, 2});
+        const auto job = window.currentJob();
+        QCOMPARE(job.device, QStringLiteral("cuda"));
+        QCOMPARE(job.gpus, (QList<int>{0, 2}));
+        QCOMPARE(job.worldSize(), 2);
+        QCOMPARE(window.jobForm()->globalBatchLabel()->text(), QStringLiteral("global 128 (64 × 2 ranks)"));
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,53 @@
+#pragma once
+// Every NVIDIA GPU with its index, name, memory, utilisation and temperature, refreshed every 2 s,
+// with a checkbox to select it, a "next N free" shortcut, and a mark on GPUs that other processes
+// use. Without NVML (no driver) it offers CPU ranks instead.
+
+#include <QTimer>
+#include <QWidget>
+
+#include "gpu_inventory.h"
+
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace ringmaster::ui {
+
+class GpuPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit GpuPanel(QWidget* parent = nullptr);
+
+    bool hasGpus() const { return m_gpuCount > 0; }
+    QString device() const { return hasGpus() ? QStringLiteral("cuda") : QStringLiteral("cpu"); }
+    QList<int> selectedGpus() const;
+    int cpuRanks() const;
+    int worldSize() const { return hasGpus() ? static_cast<int>(selectedGpus().size()) : cpuRanks(); }
+    void setSelectedGpus(const QList<int>& gpus);
+    void setCpuRanks(int ranks);
+    void refresh();
+    QTableWidget* table() const { return m_table; }
+    QSpinBox* cpuRanksBox() const { return m_cpuRanks; }
+
+Q_SIGNALS:
+    void selectionChanged();
+
+private:
+    void selectNextFree(int count);
+
+    supervisor::GpuInventory m_inventory;
+    QTableWidget* m_table;
+    QSpinBox* m_cpuRanks;
+    QSpinBox* m_freeCount;
+    QPushButton* m_selectFree;
+    QLabel* m_status;
+    QTimer m_refresh;
+    int m_gpuCount = 0;
+    QList<supervisor::GpuInfo> m_gpus;
+};
+
+} // namespace ringmaster::ui

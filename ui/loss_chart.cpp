@@ -1,0 +1,339 @@
+#include "loss_chart.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "qcustomplot.h"
+
+namespace ringmaster::ui {
+namespace {
+
+constexpr int kDrainIntervalMs = 33;
+const QColor kRawColor(31, 119, 180, 60);
+const QColor kSmoothColor(31, 119, 180);
+const QColor kValLossColor(214, 39, 40);
+const QColor kValAccColor(44, 160, 44);
+const QColor kLrColor(148, 103, 189);
+
+// A learning rate is never negative and often constant: show 0 .. peak with headroom.
+void fitLearningRateAxis(QCPGraph* lr)
+{
+    bool found = false;
+    const QCPRange range = lr->getValueRange(found);
+    lr->valueAxis()->setRange(0, found && range.upper > 0 ? range.upper * 1.15 : 1.0);
+}
+
+void styleAxisRect(QCustomPlot* plot)
+{
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    plot->axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    plot->setNoAntialiasingOnDrag(true);
+    plot->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
+}
+
+} // namespace
+
+LossChart::LossChart(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_lrPlot(new QCustomPlot(this))
+{
+    styleAxisRect(m_plot);
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setBrush(QColor(255, 255, 255, 200));
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_plot->xAxis->setLabel(tr("step"));
+    m_plot->yAxis->setLabel(tr("loss"));
+    m_plot->yAxis2->setVisible(true);
+    m_plot->yAxis2->setLabel(tr("validation accuracy"));
+    m_plot->yAxis2->setRange(0, 1);
+
+    m_raw = m_plot->addGraph();
+    m_raw->setName(tr("loss (all-rank mean)"));
+    m_raw->setPen(QPen(kRawColor, 1));
+    m_raw->setAdaptiveSampling(true);
+    m_smoothed = m_plot->addGraph();
+    m_smoothed->setName(tr("loss, smoothed"));
+    m_smoothed->setPen(QPen(kSmoothColor, 2));
+    m_smoothed->setAdaptiveSampling(true);
+    m_valLoss = m_plot->addGraph();
+    m_valLoss->setName(tr("validation loss"));
+    m_valLoss->setPen(QPen(kValLossColor, 2));
+    m_valLoss->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+    m_valAccuracy = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
+    m_valAccuracy->setName(tr("validation accuracy"));
+    m_valAccuracy->setPen(QPen(kValAccColor, 2, Qt::DashLine));
+    m_valAccuracy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, 7));
+
+    m_cursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setPen(QPen(QColor(120, 120, 120), 1, Qt::DotLine));
+    m_cursor->setVisible(false);
+
+    styleAxisRect(m_lrPlot);
+    m_lrPlot->setFixedHeight(130);
+    m_lrPlot->yAxis->setLabel(tr("learning rate"));
+    m_lr = m_lrPlot->addGraph();
+    m_lr->setPen(QPen(kLrColor, 2));
+    m_lr->setAdaptiveSampling(true);
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_lrPlot,
+            [this](const QCPRange& range) {
+                m_lrPlot->xAxis->setRange(range);
+                m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
+            });
+    // A user who zooms or pans keeps their view; "Fit" returns to following the run.
+    connect(m_plot, &QCustomPlot::mousePress, this, [this] { m_followLatest = false; });
+    connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_followLatest = false; });
+    connect(m_plot, &QCustomPlot::mouseMove, this, &LossChart::showCrosshair);
+
+    m_axisChoice = new QComboBox(this);
+    m_axisChoice->addItems({tr("x: step"), tr("x: epoch"), tr("x: wall time (s)")});
+    m_axisChoice->setToolTip(tr("What the horizontal axis shows"));
+    connect(m_axisChoice, &QComboBox::currentIndexChanged, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
+    m_smoothingSlider = new QSlider(Qt::Horizontal, this);
+    m_smoothingSlider->setRange(0, 99);
+    m_smoothingSlider->setValue(60);
+    m_smoothingSlider->setMaximumWidth(160);
+    m_smoothingSlider->setToolTip(tr("Exponential moving average weight of the smoothed loss (debiased, as in TensorBoard)"));
+    m_smoothingLabel = new QLabel(tr("smoothing 0.60"), this);
+    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int value) { setSmoothing(value / 100.0); });
+    m_logScale = new QCheckBox(tr("log scale"), this);
+    m_logScale->setToolTip(tr("Logarithmic loss axis"));
+    connect(m_logScale, &QCheckBox::toggled, this, &LossChart::setLogScale);
+    auto* fitButton = new QPushButton(tr("Fit"), this);
+    fitButton->setToolTip(tr("Show the whole run and follow new steps again"));
+    connect(fitButton, &QPushButton::clicked, this, &LossChart::fit);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(m_axisChoice);
+    controls->addSpacing(12);
+    controls->addWidget(m_smoothingLabel);
+    controls->addWidget(m_smoothingSlider);
+    controls->addSpacing(12);
+    controls->addWidget(m_logScale);
+    controls->addStretch(1);
+    controls->addWidget(fitButton);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(controls);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_lrPlot);
+
+    m_drainTimer.setInterval(kDrainIntervalMs);
+    connect(&m_drainTimer, &QTimer::timeout, this, &LossChart::flush);
+    m_drainTimer.start();
+}
+
+void LossChart::clear()
+{
+    m_pending.clear();
+    m_pendingEval.clear();
+    for (auto* column : {&m_steps, &m_epochs, &m_walls, &m_losses, &m_lrs}) column->clear();
+    m_evals.clear();
+    m_emaLast = 0.0;
+    m_emaCount = 0;
+    m_followLatest = true;
+    for (auto* graph : {m_raw, m_smoothed, m_valLoss, m_valAccuracy, m_lr}) graph->data()->clear();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LossChart::append(const supervisor::StepMetric& metric)
+{
+    m_pending.push_back(metric);
+}
+
+void LossChart::appendEval(const supervisor::EvalMetric& metric)
+{
+    m_pendingEval.push_back(metric);
+}
+
+double LossChart::keyOf(std::size_t index) const
+{
+    switch (m_xAxis) {
+    case XAxis::Epoch: return m_epochs[index];
+    case XAxis::WallTime: return m_walls[index];
+    case XAxis::Step: break;
+    }
+    return m_steps[index];
+}
+
+double LossChart::evalKey(std::size_t index) const
+{
+    const auto& eval = m_evals[index];
+    switch (m_xAxis) {
+    case XAxis::Epoch: return m_stepsPerEpoch > 0 ? static_cast<double>(eval.step) / m_stepsPerEpoch : eval.epoch + 1.0;
+    case XAxis::WallTime: {
+        // The wall time of the step the evaluation followed.
+        const auto it = std::lower_bound(m_steps.begin(), m_steps.end(), static_cast<double>(eval.step));
+        return it == m_steps.end() ? (m_walls.empty() ? 0.0 : m_walls.back()) : m_walls[static_cast<std::size_t>(it - m_steps.begin())];
+    }
+    case XAxis::Step: break;
+    }
+    return static_cast<double>(eval.step);
+}
+
+void LossChart::appendSmoothed(std::size_t from)
+{
+    QVector<double> keys, values;
+    keys.reserve(static_cast<qsizetype>(m_losses.size() - from));
+    values.reserve(keys.capacity());
+    for (std::size_t i = from; i < m_losses.size(); ++i) {
+        if (!std::isfinite(m_losses[i])) continue;
+        m_emaLast = m_emaLast * m_emaWeight + (1.0 - m_emaWeight) * m_losses[i];
+        ++m_emaCount;
+        const double debias = 1.0 - std::pow(m_emaWeight, static_cast<double>(m_emaCount));
+        keys.append(keyOf(i));
+        values.append(debias > 0 ? m_emaLast / debias : m_losses[i]);
+    }
+    m_smoothed->addData(keys, values, true);
+}
+
+void LossChart::flush()
+{
+    if (m_pending.empty() && m_pendingEval.empty()) return;
+    const std::size_t first = m_losses.size();
+    QVector<double> keys, losses, lrs;
+    keys.reserve(static_cast<qsizetype>(m_pending.size()));
+    losses.reserve(keys.capacity());
+    lrs.reserve(keys.capacity());
+    for (const auto& m : m_pending) {
+        m_steps.push_back(static_cast<double>(m.step));
+        m_epochs.push_back(m_stepsPerEpoch > 0 ? static_cast<double>(m.step) / m_stepsPerEpoch : static_cast<double>(m.epoch));
+        m_walls.push_back(m.wallTime);
+        m_losses.push_back(m.loss);
+        m_lrs.push_back(m.lr);
+        keys.append(keyOf(m_losses.size() - 1));
+        losses.append(m.loss);
+        lrs.append(m.lr);
+    }
+    m_raw->addData(keys, losses, true);
+    m_lr->addData(keys, lrs, true);
+    appendSmoothed(first);
+    for (const auto& eval : m_pendingEval) {
+        m_evals.push_back(eval);
+        m_valLoss->addData(evalKey(m_evals.size() - 1), eval.valLoss);
+        if (std::isfinite(eval.valAccuracy)) m_valAccuracy->addData(evalKey(m_evals.size() - 1), eval.valAccuracy);
+    }
+    const supervisor::StepMetric latest = m_pending.empty() ? supervisor::StepMetric{} : m_pending.back();
+    const bool hadSteps = !m_pending.empty();
+    m_pending.clear();
+    m_pendingEval.clear();
+    if (m_followLatest) {
+        m_plot->xAxis->rescale();
+        m_raw->rescaleValueAxis(false, true);
+        fitLearningRateAxis(m_lr);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (hadSteps) Q_EMIT drained(latest);
+}
+
+void LossChart::rebuild()
+{
+    for (auto* graph : {m_raw, m_smoothed, m_valLoss, m_valAccuracy, m_lr}) graph->data()->clear();
+    QVector<double> keys, losses, lrs;
+    for (std::size_t i = 0; i < m_losses.size(); ++i) {
+        keys.append(keyOf(i));
+        losses.append(m_losses[i]);
+        lrs.append(m_lrs[i]);
+    }
+    m_raw->setData(keys, losses, true);
+    m_lr->setData(keys, lrs, true);
+    m_emaLast = 0.0;
+    m_emaCount = 0;
+    appendSmoothed(0);
+    for (std::size_t i = 0; i < m_evals.size(); ++i) {
+        m_valLoss->addData(evalKey(i), m_evals[i].valLoss);
+        if (std::isfinite(m_evals[i].valAccuracy)) m_valAccuracy->addData(evalKey(i), m_evals[i].valAccuracy);
+    }
+    fit();
+}
+
+void LossChart::setXAxis(XAxis axis)
+{
+    m_xAxis = axis;
+    static const char* labels[] = {"step", "epoch", "wall time (s)"};
+    m_plot->xAxis->setLabel(tr(labels[static_cast<int>(axis)]));
+    if (m_axisChoice->currentIndex() != static_cast<int>(axis)) m_axisChoice->setCurrentIndex(static_cast<int>(axis));
+    rebuild();
+}
+
+void LossChart::setSmoothing(double weight)
+{
+    m_emaWeight = std::clamp(weight, 0.0, 0.999);
+    m_smoothingLabel->setText(tr("smoothing %1").arg(m_emaWeight, 0, 'f', 2));
+    m_smoothed->data()->clear();
+    m_emaLast = 0.0;
+    m_emaCount = 0;
+    appendSmoothed(0);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LossChart::setLogScale(bool on)
+{
+    m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (m_logScale->isChecked() != on) m_logScale->setChecked(on);
+    fit();
+}
+
+void LossChart::fit()
+{
+    m_followLatest = true;
+    m_plot->xAxis->rescale();
+    m_raw->rescaleValueAxis(false, true);
+    m_valLoss->rescaleValueAxis(true, true);
+    m_plot->yAxis2->setRange(0, 1);
+    fitLearningRateAxis(m_lr);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LossChart::showCrosshair(QMouseEvent* event)
+{
+    if (m_losses.empty()) return;
+    const double key = m_plot->xAxis->pixelToCoord(event->pos().x());
+    const auto it = m_raw->data()->findBegin(key, true);
+    if (it == m_raw->data()->constEnd()) return;
+    // The nearest point among the one found and its successor.
+    auto nearest = it;
+    if (std::next(it) != m_raw->data()->constEnd() && std::abs(std::next(it)->key - key) < std::abs(it->key - key)) {
+        nearest = std::next(it);
+    }
+    const auto index = static_cast<std::size_t>(nearest - m_raw->data()->constBegin());
+    if (index >= m_losses.size()) return;
+    m_cursor->point1->setCoords(nearest->key, 0);
+    m_cursor->point2->setCoords(nearest->key, 1);
+    m_cursor->setVisible(true);
+    const auto smooth = m_smoothed->data()->findBegin(nearest->key, true);
+    QString text = tr("step %1  (epoch %2, %3 s)\nloss %4").arg(m_steps[index]).arg(m_epochs[index], 0, 'f', 2)
+                       .arg(m_walls[index], 0, 'f', 1).arg(m_losses[index], 0, 'g', 6);
+    if (smooth != m_smoothed->data()->constEnd()) text += tr("\nsmoothed %1").arg(smooth->value, 0, 'g', 6);
+    text += tr("\nlr %1").arg(m_lrs[index], 0, 'g', 4);
+    QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int LossChart::lossPointCount() const
+{
+    return m_raw->data()->size();
+}
+
+int LossChart::smoothedPointCount() const
+{
+    return m_smoothed->data()->size();
+}
+
+int LossChart::evalPointCount() const
+{
+    return m_valLoss->data()->size();
+}
+
+} // namespace ringmaster::ui

@@ -1,0 +1,321 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "gpu_panel.h"
+#include "job_form.h"
+#include "log_panel.h"
+#include "loss_chart.h"
+#include "rank_table.h"
+#include "run_supervisor.h"
+
+namespace ringmaster::ui {
+namespace {
+
+constexpr int kRankRefreshMs = 500;
+const char* const kLastJobKey = "lastJob";
+
+QString stateColor(supervisor::RunState state)
+{
+    using supervisor::RunState;
+    switch (state) {
+    case RunState::Starting: return QStringLiteral("#1565c0");
+    case RunState::Running: return QStringLiteral("#2e7d32");
+    case RunState::Stopping: return QStringLiteral("#ef6c00");
+    case RunState::Completed: return QStringLiteral("#1b5e20");
+    case RunState::Failed: return QStringLiteral("#b00020");
+    case RunState::Stopped: return QStringLiteral("#6d4c41");
+    case RunState::Idle: break;
+    }
+    return QStringLiteral("#616161");
+}
+
+QString formatDuration(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
+    const auto total = static_cast<qint64>(seconds + 0.5);
+    return QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(total % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_supervisor(new supervisor::RunSupervisor(this))
+    , m_gpuPanel(new GpuPanel(this))
+    , m_jobForm(new JobForm(this))
+    , m_chart(new LossChart(this))
+    , m_rankTable(new RankTable(this))
+    , m_logPanel(new LogPanel(this))
+    , m_tabs(new QTabWidget(this))
+    , m_stateLabel(new QLabel(this))
+    , m_speedLabel(new QLabel(this))
+    , m_banner(new QLabel(this))
+    , m_progress(new QProgressBar(this))
+{
+    setWindowTitle(tr("Ringmaster"));
+    buildToolBar();
+
+    auto* left = new QWidget(this);
+    auto* leftLayout = new QVBoxLayout(left);
+    auto* gpuTitle = new QLabel(tr("<b>Devices</b>"), left);
+    leftLayout->addWidget(gpuTitle);
+    leftLayout->addWidget(m_gpuPanel);
+    leftLayout->addWidget(m_jobForm, 1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(left);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(380);
+
+    m_stateLabel->setTextFormat(Qt::RichText);
+    m_stateLabel->setToolTip(tr("The run's state, as the supervisor sees its processes"));
+    m_progress->setFormat(tr("step %v / %m"));
+    m_progress->setMinimumWidth(260);
+    m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::RichText);
+    m_banner->setVisible(false);
+    connect(m_banner, &QLabel::linkActivated, this, [this](const QString& link) {
+        if (link.startsWith(QStringLiteral("rank:"))) {
+            m_tabs->setCurrentWidget(m_logPanel);
+            m_logPanel->showRank(link.mid(5).toInt());
+        }
+    });
+    auto* header = new QHBoxLayout;
+    header->addWidget(m_stateLabel);
+    header->addSpacing(16);
+    header->addWidget(m_progress, 1);
+    header->addSpacing(16);
+    header->addWidget(m_speedLabel);
+
+    m_tabs->addTab(m_chart, tr("Loss"));
+    m_tabs->addTab(m_rankTable, tr("Ranks"));
+    m_tabs->addTab(m_logPanel, tr("Logs"));
+    auto* right = new QWidget(this);
+    auto* rightLayout = new QVBoxLayout(right);
+    rightLayout->addLayout(header);
+    rightLayout->addWidget(m_banner);
+    rightLayout->addWidget(m_tabs, 1);
+
+    auto* splitter = new QSplitter(this);
+    splitter->addWidget(scroll);
+    splitter->addWidget(right);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({400, 900});
+    setCentralWidget(splitter);
+    resize(1360, 860);
+
+    connect(m_gpuPanel, &GpuPanel::selectionChanged, this, [this] {
+        m_jobForm->setWorldSize(m_gpuPanel->worldSize());
+        updateActions();
+    });
+    connect(m_jobForm, &JobForm::validityChanged, this, &MainWindow::updateActions);
+    m_jobForm->setWorldSize(m_gpuPanel->worldSize());
+
+    connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
+    connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
+    connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
+    connect(m_supervisor, &supervisor::RunSupervisor::finished, this, &MainWindow::onFinished);
+    m_rankRefresh.setInterval(kRankRefreshMs);
+    connect(&m_rankRefresh, &QTimer::timeout, this, [this] { m_rankTable->update(m_supervisor->ranks()); });
+    onStateChanged(supervisor::RunState::Idle);
+}
+
+MainWindow::~MainWindow() = default; // the supervisor (a child) kills any rank still running
+
+void MainWindow::buildToolBar()
+{
+    auto* bar = addToolBar(tr("Run"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setMovable(false);
+    m_start = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Start"), this, [this] { startRun(); });
+    m_start->setToolTip(tr("Start one trainer per selected GPU (or CPU rank)"));
+    m_stop = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, [this] { m_supervisor->requestStop(); });
+    m_stop->setToolTip(tr("Graceful stop: every rank finishes its step, rank 0 writes a final checkpoint"));
+    m_kill = bar->addAction(style()->standardIcon(QStyle::SP_BrowserStop), tr("Kill"), this, [this] { m_supervisor->kill(); });
+    m_kill->setToolTip(tr("SIGKILL every rank now (no final checkpoint)"));
+    m_checkpoint = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Checkpoint now"), this,
+                                  [this] { m_supervisor->requestCheckpoint(); });
+    m_checkpoint->setToolTip(tr("Rank 0 writes a checkpoint after its current step"));
+    bar->addSeparator();
+    bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Load job…"), this, &MainWindow::openJob)
+        ->setToolTip(tr("Load a job file (the same JSON ringmaster-launch reads)"));
+    bar->addAction(style()->standardIcon(QStyle::SP_DriveFDIcon), tr("Save job…"), this, &MainWindow::saveJobAs)
+        ->setToolTip(tr("Save this form as a job file for ringmaster-launch"));
+}
+
+supervisor::JobSpec MainWindow::currentJob() const
+{
+    return m_jobForm->job(m_gpuPanel->device(), m_gpuPanel->cpuRanks(), m_gpuPanel->selectedGpus());
+}
+
+void MainWindow::loadJob(const supervisor::JobSpec& job)
+{
+    m_jobForm->setJob(job);
+    if (m_gpuPanel->hasGpus() && job.device == QLatin1String("cuda")) m_gpuPanel->setSelectedGpus(job.gpus);
+    if (job.device == QLatin1String("cpu")) m_gpuPanel->setCpuRanks(job.nproc);
+}
+
+void MainWindow::restoreLastJob()
+{
+    const QByteArray saved = QSettings().value(QLatin1String(kLastJobKey)).toByteArray();
+    if (saved.isEmpty()) return;
+    try {
+        loadJob(supervisor::JobSpec::fromJson(QJsonDocument::fromJson(saved).object(), tr("the last job")));
+    } catch (const supervisor::JobError&) {
+        // A job saved by an older version: keep the defaults.
+    }
+}
+
+bool MainWindow::startRun()
+{
+    if (!m_jobForm->isValid()) {
+        showBanner(m_jobForm->problems().join(QStringLiteral("<br>")), true);
+        return false;
+    }
+    const auto job = currentJob();
+    m_chart->clear();
+    m_logPanel->reset(job.worldSize());
+    m_banner->setVisible(false);
+    QString error;
+    if (!m_supervisor->start(job, &error)) {
+        showBanner(tr("<b>Not started:</b> %1").arg(error.toHtmlEscaped()), true);
+        onStateChanged(m_supervisor->state());
+        return false;
+    }
+    QSettings().setValue(QLatin1String(kLastJobKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
+    m_progress->setValue(0);
+    m_rankRefresh.start();
+    m_rankTable->update(m_supervisor->ranks());
+    setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
+    return true;
+}
+
+void MainWindow::onStateChanged(supervisor::RunState state)
+{
+    m_stateLabel->setText(QStringLiteral("<span style='font-size:15pt; font-weight:600; color:%1'>● %2</span>")
+                              .arg(stateColor(state), supervisor::runStateName(state)));
+    if (state == supervisor::RunState::Running) m_chart->setStepsPerEpoch(m_supervisor->stepsPerEpoch());
+    updateActions();
+}
+
+void MainWindow::onFinished(supervisor::RunState state)
+{
+    m_chart->flush();
+    m_logPanel->flush();
+    m_rankRefresh.stop();
+    m_rankTable->update(m_supervisor->ranks());
+    if (state == supervisor::RunState::Failed) {
+        const auto cause = m_supervisor->rootCause();
+        QString html = tr("<b>Run failed:</b> %1").arg(cause.summary().toHtmlEscaped());
+        if (!cause.lastLines.isEmpty()) {
+            QStringList escaped;
+            for (const auto& line : cause.lastLines) escaped << line.toHtmlEscaped();
+            html += QStringLiteral("<pre style='margin:4px 0'>%1</pre>").arg(escaped.join(QLatin1Char('\n')));
+        }
+        if (cause.rank >= 0) html += tr("<a href='rank:%1'>Open rank %1's log</a>").arg(cause.rank);
+        showBanner(html, true);
+    } else {
+        showBanner(tr("Run %1 — %2").arg(supervisor::runStateName(state), m_supervisor->runDir().toHtmlEscaped()), false);
+    }
+    if (m_closeWhenDone) close();
+}
+
+void MainWindow::updateProgress(const supervisor::StepMetric& latest)
+{
+    const qint64 total = m_supervisor->totalSteps();
+    m_progress->setMaximum(static_cast<int>(std::max<qint64>(total, latest.step)));
+    m_progress->setValue(static_cast<int>(latest.step));
+    const double eta = latest.step > 0 && total > 0 ? (total - latest.step) * latest.wallTime / latest.step : std::nan("");
+    m_speedLabel->setText(tr("epoch %1 · %2 samples/s · ETA %3").arg(latest.epoch).arg(latest.samplesPerSec, 0, 'f', 0)
+                              .arg(formatDuration(eta)));
+}
+
+void MainWindow::updateActions()
+{
+    using supervisor::RunState;
+    const RunState state = m_supervisor->state();
+    const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
+    const bool valid = m_jobForm->isValid();
+    m_start->setEnabled(!active && valid);
+    m_start->setToolTip(valid ? tr("Start one trainer per selected GPU (or CPU rank)")
+                              : tr("Fix the form first:\n%1").arg(m_jobForm->problems().join(QLatin1Char('\n'))));
+    m_stop->setEnabled(state == RunState::Starting || state == RunState::Running);
+    m_kill->setEnabled(active);
+    m_checkpoint->setEnabled(state == RunState::Running);
+    m_jobForm->setEnabled(!active);
+    m_gpuPanel->setEnabled(!active);
+}
+
+void MainWindow::showBanner(const QString& html, bool error)
+{
+    m_banner->setStyleSheet(error ? QStringLiteral("background:#fdecea; color:#611a15; border:1px solid #f5c2c7; padding:8px;")
+                                  : QStringLiteral("background:#edf7ed; color:#1e4620; border:1px solid #c3e6cb; padding:8px;"));
+    m_banner->setText(html);
+    m_banner->setVisible(true);
+}
+
+void MainWindow::saveJobAs()
+{
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save job"), QStringLiteral("job.json"), tr("Job files (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+        currentJob().save(path);
+    } catch (const supervisor::JobError& e) {
+        QMessageBox::warning(this, tr("Save job"), e.message());
+    }
+}
+
+void MainWindow::openJob()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load job"), QString(), tr("Job files (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+        loadJob(supervisor::JobSpec::load(path));
+    } catch (const supervisor::JobError& e) {
+        QMessageBox::warning(this, tr("Load job"), e.message());
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    using supervisor::RunState;
+    const RunState state = m_supervisor->state();
+    const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
+    if (!active) {
+        event->accept();
+        return;
+    }
+    if (m_confirmOnClose) {
+        const auto answer = QMessageBox::question(
+            this, tr("A run is active"),
+            tr("Stop the run (every rank finishes its step and writes a final checkpoint) and close?"),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Yes) {
+            event->ignore();
+            return;
+        }
+    }
+    // Close once the ranks are down; the supervisor's destructor would kill them otherwise.
+    m_closeWhenDone = true;
+    m_supervisor->requestStop();
+    event->ignore();
+}
+
+} // namespace ringmaster::ui
