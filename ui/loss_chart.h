@@ -58,6 +58,7 @@ private:
     double keyOf(std::size_t index) const;
     double evalKey(std::size_t index) const;
     void rebuild();
+    void updateAntialiasing();
     void appendSmoothed(std::size_t from);
     void showCrosshair(QMouseEvent* event);
 

@@ -227,7 +227,9 @@ void LaunchCommand::onStep(const StepMetric& metric)
     m_lastStep = metric;
     if (m_quiet) return;
     // A terminal gets a live line; a pipe gets a plain line every couple of seconds.
-    if (m_tty || m_lastPlainLine.elapsed() >= kPlainLineIntervalMs || metric.step == m_supervisor->totalSteps()) {
+    const bool first = !m_firstStepShown;
+    m_firstStepShown = true;
+    if (m_tty || first || m_lastPlainLine.elapsed() >= kPlainLineIntervalMs || metric.step == m_supervisor->totalSteps()) {
         m_lastPlainLine.restart();
         printProgress(metric);
     }

@@ -53,6 +53,7 @@ private:
     int m_exitCode = kLaunchExitFailed;
     QElapsedTimer m_lastPlainLine;
     bool m_progressShown = false;
+    bool m_firstStepShown = false;
     EvalMetric m_lastEval;
     bool m_haveEval = false;
     StepMetric m_lastStep;

@@ -53,6 +53,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
 Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& options)
     : m_rank(env.rank)
     , m_worldSize(env.worldSize)
+    , m_forceGroup(options.forceGroup)
     , m_backend(options.backend)
 {
     if (m_backend == "nccl") {

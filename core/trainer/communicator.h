@@ -22,6 +22,7 @@ struct CommunicatorOptions
     torch::Device device = torch::kCPU;
     std::chrono::milliseconds rendezvousTimeout{300000};
     std::chrono::milliseconds collectiveTimeout{300000};
+    bool forceGroup = false; // a process group even for a world of one
 };
 
 class Communicator
@@ -35,7 +36,7 @@ public:
 
     int rank() const { return m_rank; }
     int worldSize() const { return m_worldSize; }
-    bool distributed() const { return m_worldSize > 1; }
+    bool distributed() const { return m_worldSize > 1 || m_forceGroup; }
     const std::string& backendName() const { return m_backend; }
 
     // Sum over ranks, in place; the returned work must be waited on (null when not distributed).
@@ -48,6 +49,7 @@ public:
 private:
     int m_rank;
     int m_worldSize;
+    bool m_forceGroup;
     std::string m_backend;
     c10::intrusive_ptr<c10d::Store> m_store;
     c10::intrusive_ptr<compat::CollectiveBackend> m_group;

@@ -95,6 +95,7 @@ const std::map<std::string, Setter>& setters()
         {"bucket-mb", doubleField(&TrainerConfig::bucketMb)},
         {"drop-last", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.dropLast = toBool(f, v); }},
         {"log-every", intField(&TrainerConfig::logEvery)},
+        {"force-collectives", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.forceCollectives = toBool(f, v); }},
         {"rendezvous-timeout", doubleField(&TrainerConfig::rendezvousTimeoutSec)},
         {"collective-timeout", doubleField(&TrainerConfig::collectiveTimeoutSec)},
         {"synthetic-samples", intField(&TrainerConfig::syntheticSamples)},
@@ -144,6 +145,8 @@ std::string trainerUsage()
            "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
            "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
            "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n"
+           "       --force-collectives true   run the process group and all-reduces even with one rank\n"
+           "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
            "       --validate-only   check the flags, job file and dataset, print 'ok', exit 0 (or 2)\n";
 }
 

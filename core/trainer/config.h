@@ -39,6 +39,7 @@ struct TrainerConfig
     double collectiveTimeoutSec = 300.0;
     std::int64_t syntheticSamples = 4096;   // size of the synthetic regression set
     bool validateOnly = false;              // check flags, job file and dataset headers, then exit
+    bool forceCollectives = false;          // process group and all-reduces even with one rank (backend checks)
 };
 
 // Parses argv (argv[0] is the program). Throws UsageError with a one-line message naming the flag.

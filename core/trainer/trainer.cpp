@@ -196,6 +196,7 @@ void Trainer::setUp()
     CommunicatorOptions options;
     options.backend = backend;
     options.device = m_device;
+    options.forceGroup = m_config.forceCollectives;
     options.rendezvousTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.rendezvousTimeoutSec * 1000));
     options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
     m_communicator = std::make_unique<Communicator>(m_env, options);

@@ -50,26 +50,34 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (rank r on cuda:LOCAL_RANK)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     distributed = world > 1
+    cuda = args.device == "cuda"
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
     if distributed:
-        dist.init_process_group("gloo")
+        dist.init_process_group("nccl" if cuda else "gloo")
     torch.manual_seed(42)
     dataset = load(args.data, "train")
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=42)
-    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0)
-    model = Cnn()
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0, pin_memory=cuda)
+    model = Cnn().to(device)
     if distributed:
-        model = DistributedDataParallel(model)
+        model = DistributedDataParallel(model, device_ids=[device.index] if cuda else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     step, start, epoch = 0, None, 0
     while step < args.steps:
         sampler.set_epoch(epoch)
         for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             if step == args.warmup:
+                if cuda:
+                    torch.cuda.synchronize()
                 start = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
             loss = nn.functional.cross_entropy(model(x), y)
@@ -82,6 +90,8 @@ def main():
             if step >= args.steps:
                 break
         epoch += 1
+    if cuda:
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
     if rank == 0:
         samples = (args.steps - args.warmup) * args.batch_size * world

@@ -1,0 +1,155 @@
+// Reporting benchmark (prints figures; asserts nothing):
+//  1. supervisor ingest: records/s the MetricServer sustains from synthetic senders, and how many were lost;
+//  2. the trainer's cost of reporting: Reporter::send per step against a step's time;
+//  3. launch latency: RunSupervisor::start() to the first metric on the socket, default job (2 CPU ranks).
+// Run: build/tests/bench_socket   (RINGMASTER_TRAINER must point at ringmaster-trainer for part 3)
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "metric_server.h"
+#include "reporter.h"
+#include "run_supervisor.h"
+
+using namespace ringmaster;
+
+namespace {
+
+constexpr qint64 kRecords = 1000000;
+constexpr int kReporterSends = 200000;
+constexpr double kTypicalStepMs = 15.0; // cnn, batch 64, 1 thread per rank on this machine (see README)
+
+int connectTo(const QString& path)
+{
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const QByteArray bytes = path.toLocal8Bit();
+    std::memcpy(address.sun_path, bytes.constData(), static_cast<std::size_t>(bytes.size()) + 1);
+    return ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 ? fd : -1;
+}
+
+void sendAll(int fd, const std::string& bytes)
+{
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+void ingest()
+{
+    supervisor::MetricServer server;
+    if (!server.listen()) return;
+    qint64 received = 0;
+    QObject::connect(&server, &supervisor::MetricServer::stepReceived, &server, [&](const supervisor::StepMetric&) { ++received; });
+    std::thread sender([&] {
+        const int fd = connectTo(server.socketPath());
+        sendAll(fd, "{\"v\":1,\"type\":\"hello\",\"rank\":0,\"pid\":1,\"token\":\"" + server.token().toStdString() + "\"}\n");
+        std::string chunk;
+        for (qint64 step = 1; step <= kRecords; ++step) {
+            chunk += "{\"v\":1,\"type\":\"step\",\"step\":" + std::to_string(step) +
+                     ",\"epoch\":0,\"loss\":0.6931,\"lr\":0.01,\"samples_per_sec\":8000,\"wall_time\":12.5}\n";
+            if (chunk.size() > 60000) {
+                sendAll(fd, chunk);
+                chunk.clear();
+            }
+        }
+        sendAll(fd, chunk);
+        ::close(fd);
+    });
+    QElapsedTimer clock;
+    clock.start();
+    while (received < kRecords && clock.elapsed() < 120000) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    const double seconds = clock.nsecsElapsed() / 1e9;
+    sender.join();
+    std::printf("ingest: %lld of %lld records in %.2f s = %.0f records/s, %lld lost (target >= 100000/s, none lost)\n",
+                static_cast<long long>(received), static_cast<long long>(kRecords), seconds, received / seconds,
+                static_cast<long long>(kRecords - received));
+}
+
+void reporterCost()
+{
+    supervisor::MetricServer server;
+    if (!server.listen()) return;
+    qint64 received = 0;
+    QObject::connect(&server, &supervisor::MetricServer::stepReceived, &server, [&](const supervisor::StepMetric&) { ++received; });
+    std::atomic<bool> done{false};
+    double perSendUs = 0;
+    std::uint64_t dropped = 0;
+    std::thread trainer([&] {
+        trainer::Reporter reporter(server.socketPath().toStdString(), server.token().toStdString(), 0);
+        QElapsedTimer clock;
+        clock.start();
+        for (int step = 1; step <= kReporterSends; ++step) {
+            // What a rank-0 step sends: one step frame and (rate-limited) a heartbeat.
+            reporter.send({{"type", "step"}, {"step", step}, {"epoch", 0}, {"loss", 0.6931}, {"lr", 0.01},
+                           {"samples_per_sec", 8000.0}, {"wall_time", step * 0.015}});
+            reporter.heartbeat(step, "train");
+        }
+        perSendUs = clock.nsecsElapsed() / 1e3 / kReporterSends;
+        dropped = reporter.dropped();
+        done = true;
+    });
+    while (!done || received + static_cast<qint64>(dropped) < kReporterSends) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        if (done && received + static_cast<qint64>(dropped) >= kReporterSends) break;
+    }
+    trainer.join();
+    std::printf("reporting cost in the trainer: %.2f us per step (send + heartbeat), %.4f%% of a %.0f ms step "
+                "(target < 1%%); at full speed %llu of %d frames were dropped by the bounded queue (drop-oldest)\n",
+                perSendUs, perSendUs / (kTypicalStepMs * 10.0), kTypicalStepMs,
+                static_cast<unsigned long long>(dropped), kReporterSends);
+}
+
+void launchLatency()
+{
+    if (qEnvironmentVariableIsEmpty("RINGMASTER_TRAINER")) {
+        std::printf("launch latency: skipped (set RINGMASTER_TRAINER)\n");
+        return;
+    }
+    for (int run = 0; run < 3; ++run) {
+        QTemporaryDir root;
+        supervisor::RunSupervisor supervisor;
+        auto job = supervisor::defaultJob(0);
+        job.outputRoot = root.path();
+        job.setTrainerOption(QStringLiteral("max_steps"), 5);
+        qint64 firstMetricMs = -1;
+        QElapsedTimer clock;
+        QObject::connect(&supervisor, &supervisor::RunSupervisor::stepReceived, &supervisor, [&](const supervisor::StepMetric&) {
+            if (firstMetricMs < 0) firstMetricMs = clock.elapsed();
+        });
+        QString error;
+        clock.start();
+        if (!supervisor.start(job, &error)) {
+            std::printf("launch latency: %s\n", qPrintable(error));
+            return;
+        }
+        QTest::qWaitFor([&] { return supervisor::isFinal(supervisor.state()); }, 120000);
+        std::printf("launch latency, run %d: %lld ms from start() to the first metric on the socket "
+                    "(pre-flight, spawn, data load, rendezvous, first step)\n", run + 1, static_cast<long long>(firstMetricMs));
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    ingest();
+    reporterCost();
+    launchLatency();
+    return 0;
+}
