@@ -138,11 +138,14 @@ bool RunSupervisor::start(const JobSpec& job, QString* error)
     connect(m_server.get(), &MetricServer::statusReceived, this, &RunSupervisor::onStatus);
     connect(m_server.get(), &MetricServer::notice, this, &RunSupervisor::log);
 
+    // Nothing of a previous run in this supervisor may leak into this one's verdict.
     m_rootCause = {};
     m_rootCausePriority = -1;
     m_stopRequested = false;
     m_restarts = 0;
     m_stepsReceived = 0;
+    m_totalSteps = 0;
+    m_stepsPerEpoch = 0;
     log(QStringLiteral("run directory %1; socket %2; master port %3; trainer %4")
             .arg(m_runDir, m_server->socketPath()).arg(m_masterPort).arg(m_trainerPath));
     setState(RunState::Starting);
@@ -206,6 +209,7 @@ QString RunSupervisor::latestCheckpoint() const
 void RunSupervisor::launchGroup()
 {
     m_ranks.clear();
+    m_finalStatus.clear();
     m_group = 0;
     m_bringingDown = false;
     m_escalation.stop();

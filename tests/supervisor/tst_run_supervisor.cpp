@@ -199,15 +199,23 @@ private Q_SLOTS:
         qDeleteAll(sockets);
     }
 
-    void destroyingTheSupervisorKillsEveryRank()
+    void checkpointNowThenDestroyingTheSupervisorKillsEveryRank()
     {
         QTemporaryDir root;
         QList<RankStatus> ranks;
         {
             RunSupervisor supervisor;
+            QList<qint64> checkpoints;
+            connect(&supervisor, &RunSupervisor::checkpointSaved, this, [&](qint64 step, const QString&) { checkpoints.append(step); });
             QString error;
             QVERIFY2(supervisor.start(cpuJob(root.path(), 0, 20), &error), qPrintable(error));
             QVERIFY(QTest::qWaitFor([&] { return supervisor.stepsReceived() >= 2; }, kRunTimeoutMs));
+            // "Checkpoint now": SIGUSR1 to rank 0, a checkpoint after its current step, training goes on.
+            supervisor.requestCheckpoint();
+            QVERIFY(QTest::qWaitFor([&] { return !checkpoints.isEmpty(); }, 30000));
+            QVERIFY(QFileInfo::exists(supervisor.runDir() + QStringLiteral("/checkpoints/step-%1.pt")
+                                          .arg(checkpoints.first(), 8, 10, QLatin1Char('0'))));
+            QCOMPARE(supervisor.state(), RunState::Running);
             ranks = supervisor.ranks();
         }
         for (const auto& rank : ranks) QVERIFY(processGone(rank.pid));

@@ -10,6 +10,15 @@ from conftest import free_port, run_single
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 
 
+def copy_dataset(tmp_path):
+    """A writable copy of Fashion-MNIST to damage."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for f in FASHION.glob("*.gz"):
+        shutil.copy(f, data)
+    return data
+
+
 def check(args, *needles, env=None):
     code, output = run_single(args, env=env)
     assert code == 2, f"exit code {code}, output:\n{output}"
@@ -50,10 +59,7 @@ def test_dataset_folder_missing_a_file(tmp_path):
 
 
 def test_corrupt_dataset(tmp_path):
-    data = tmp_path / "data"
-    data.mkdir()
-    for f in FASHION.glob("*.gz"):
-        shutil.copy(f, data)
+    data = copy_dataset(tmp_path)
     with gzip.open(FASHION / "t10k-images-idx3-ubyte.gz") as src:
         head = src.read(5000)  # header promises 10000 images, data is cut short
     with gzip.open(data / "t10k-images-idx3-ubyte.gz", "wb") as dst:
@@ -62,10 +68,7 @@ def test_corrupt_dataset(tmp_path):
 
 
 def test_not_an_idx_file(tmp_path):
-    data = tmp_path / "data"
-    data.mkdir()
-    for f in FASHION.glob("*.gz"):
-        shutil.copy(f, data)
+    data = copy_dataset(tmp_path)
     (data / "train-labels-idx1-ubyte.gz").unlink()
     (data / "train-labels-idx1-ubyte").write_bytes(b"hello, not idx")
     check(["--data", str(data), "--out", str(tmp_path / "run")], "train-labels-idx1-ubyte", "not an IDX file")

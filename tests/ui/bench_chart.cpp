@@ -15,12 +15,11 @@
 #include <cstring>
 #include <thread>
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "loss_chart.h"
 #include "metric_server.h"
+#include "raw_socket.h"
 #include "qcustomplot.h"
 
 namespace {
@@ -45,26 +44,6 @@ ringmaster::supervisor::StepMetric metric(qint64 step)
     m.samplesPerSec = 8000;
     m.wallTime = step * 0.01;
     return m;
-}
-
-int connectTo(const QString& path)
-{
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const QByteArray bytes = path.toLocal8Bit();
-    std::memcpy(address.sun_path, bytes.constData(), static_cast<std::size_t>(bytes.size()) + 1);
-    return ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 ? fd : -1;
-}
-
-void sendAll(int fd, const std::string& bytes)
-{
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-        if (n <= 0) return;
-        done += static_cast<std::size_t>(n);
-    }
 }
 
 } // namespace
@@ -94,8 +73,8 @@ int main(int argc, char** argv)
     });
     std::atomic<bool> sending{true};
     std::thread sender([&] {
-        const int fd = connectTo(server.socketPath());
-        sendAll(fd, "{\"v\":1,\"type\":\"hello\",\"rank\":0,\"pid\":1,\"token\":\"" + server.token().toStdString() + "\"}\n");
+        const int fd = ringmaster::bench::connectUnixSocket(server.socketPath());
+        ringmaster::bench::sendAll(fd, "{\"v\":1,\"type\":\"hello\",\"rank\":0,\"pid\":1,\"token\":\"" + server.token().toStdString() + "\"}\n");
         const auto begin = std::chrono::steady_clock::now();
         qint64 sent = 0;
         while (sending) {
@@ -108,7 +87,7 @@ int main(int argc, char** argv)
                          ",\"loss\":" + std::to_string(m.loss) + ",\"lr\":0.01,\"samples_per_sec\":8000,\"wall_time\":" +
                          std::to_string(m.wallTime) + "}\n";
             }
-            sendAll(fd, chunk);
+            ringmaster::bench::sendAll(fd, chunk);
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         ::close(fd);
