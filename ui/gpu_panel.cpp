@@ -27,7 +27,9 @@ GpuPanel::GpuPanel(QWidget* parent)
 {
     m_table->setHorizontalHeaderLabels({tr("GPU"), tr("Name"), tr("Memory"), tr("Util"), tr("Temp")});
     m_table->verticalHeader()->setVisible(false);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::Stretch);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setToolTip(tr("Tick the GPUs to train on: rank i runs on the i-th ticked GPU"));
@@ -51,7 +53,8 @@ GpuPanel::GpuPanel(QWidget* parent)
     gpuRow->addWidget(m_selectFree);
     gpuRow->addStretch(1);
     auto* cpuRow = new QHBoxLayout;
-    cpuRow->addWidget(new QLabel(tr("CPU ranks"), this));
+    auto* cpuLabel = new QLabel(tr("CPU ranks"), this);
+    cpuRow->addWidget(cpuLabel);
     cpuRow->addWidget(m_cpuRanks);
     cpuRow->addStretch(1);
     auto* layout = new QVBoxLayout(this);
@@ -66,7 +69,9 @@ GpuPanel::GpuPanel(QWidget* parent)
     m_table->setVisible(gpus);
     m_freeCount->setVisible(gpus);
     m_selectFree->setVisible(gpus);
-    m_cpuRanks->setEnabled(!gpus);
+    // CPU ranks are the fallback for a machine without NVIDIA GPUs.
+    m_cpuRanks->setVisible(!gpus);
+    cpuLabel->setVisible(!gpus);
     if (gpus) selectNextFree(m_gpuCount);
     m_refresh.setInterval(kRefreshMs);
     connect(&m_refresh, &QTimer::timeout, this, &GpuPanel::refresh);

@@ -80,7 +80,8 @@ MainWindow::MainWindow(QWidget* parent)
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(380);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(400);
 
     m_stateLabel->setTextFormat(Qt::RichText);
     m_stateLabel->setToolTip(tr("The run's state, as the supervisor sees its processes"));

@@ -202,6 +202,8 @@ private Q_SLOTS:
         QCOMPARE(job.gpus, (QList<int>{0, 2}));
         QCOMPARE(job.worldSize(), 2);
         QCOMPARE(window.jobForm()->globalBatchLabel()->text(), QStringLiteral("global 128 (64 × 2 ranks)"));
+        window.show();
+        screenshot(window, "gpus.png");
     }
 };
 
