@@ -1,6 +1,8 @@
 #include "launch_command.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonValue>
 #include <QSocketNotifier>
 
@@ -74,7 +76,7 @@ QString launchUsage()
         "  --max-restarts N        relaunch from the latest checkpoint after a failure (default 0)\n"
         "  --heartbeat-timeout S   a rank silent this long is hung (default 120)\n"
         "  --grace-period S        SIGTERM to SIGKILL on stop (default 30)\n"
-        "  --resume RUN_DIR|CKPT   continue a run in its own run directory\n"
+        "  --resume RUN_DIR|CKPT   continue a run in its own run directory, with its own job.json\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
         "  --quiet                 only the final summary\n"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50.\n"
@@ -89,6 +91,17 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     QStringList rest = arguments.mid(1);
     if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) {
         *job = JobSpec::load(rest.takeFirst());
+    } else if (const auto resume = rest.indexOf(QStringLiteral("--resume")); resume >= 0 && resume + 1 < rest.size()) {
+        // Resuming a run without a job file: continue with that run's own settings, not the defaults.
+        const QFileInfo target(rest.at(resume + 1));
+        const QString runDir = target.isFile() ? target.absoluteDir().absolutePath() + QStringLiteral("/..")
+                                               : target.absoluteFilePath();
+        if (QFileInfo::exists(runDir + QStringLiteral("/job.json"))) {
+            *job = JobSpec::load(runDir + QStringLiteral("/job.json"));
+            job->runDir.clear();       // resolved values of the earlier launch
+            job->masterPort = 0;
+            job->trainerPath.clear();
+        }
     }
     bool deviceGiven = false;
     for (int i = 0; i < rest.size(); ++i) {

@@ -76,6 +76,28 @@ private Q_SLOTS:
         QCOMPARE(parsed.trainerOption(QStringLiteral("lr")), QStringLiteral("0.1"));
         QCOMPARE(parsed.trainerOption(QStringLiteral("model")), QStringLiteral("cnn"));
     }
+
+    void resumingARunKeepsItsSettings()
+    {
+        QTemporaryDir runDir;
+        JobSpec original = defaultJob(0);
+        original.setTrainerOption(QStringLiteral("lr"), 0.25);
+        original.setTrainerOption(QStringLiteral("model"), QStringLiteral("mlp"));
+        original.masterPort = 41234;      // resolved values, as the launcher writes them
+        original.runDir = runDir.path();
+        original.save(runDir.filePath(QStringLiteral("job.json")));
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--resume"), runDir.path(),
+                                      QStringLiteral("--epochs"), QStringLiteral("3")},
+                                     &parsed, &quiet));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("lr")), QStringLiteral("0.25"));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("model")), QStringLiteral("mlp"));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("epochs")), QStringLiteral("3")); // flags still win
+        QCOMPARE(parsed.resume, runDir.path());
+        QCOMPARE(parsed.masterPort, 0);
+        QVERIFY(parsed.runDir.isEmpty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobSpec)
