@@ -242,6 +242,16 @@ void LossChart::flush()
     if (hadSteps) Q_EMIT drained(latest);
 }
 
+void LossChart::truncateAfter(qint64 step)
+{
+    flush(); // what is buffered arrived before the restart
+    const auto keep = static_cast<std::size_t>(std::upper_bound(m_steps.begin(), m_steps.end(), static_cast<double>(step)) - m_steps.begin());
+    if (keep == m_steps.size() && std::none_of(m_evals.begin(), m_evals.end(), [step](const auto& e) { return e.step > step; })) return;
+    for (auto* column : {&m_steps, &m_epochs, &m_walls, &m_losses, &m_lrs}) column->resize(keep);
+    m_evals.erase(std::remove_if(m_evals.begin(), m_evals.end(), [step](const auto& e) { return e.step > step; }), m_evals.end());
+    rebuild();
+}
+
 void LossChart::updateAntialiasing()
 {
     const bool smooth = m_losses.size() <= static_cast<std::size_t>(kAntialiasedPointLimit);

@@ -39,6 +39,8 @@ public:
     void appendEval(const supervisor::EvalMetric& metric);
     // Drains the buffer now (the timer does this every ~33 ms).
     void flush();
+    // Forgets every point after this step (a restart resumed from a checkpoint there).
+    void truncateAfter(qint64 step);
 
     void setXAxis(XAxis axis);
     void setSmoothing(double weight); // 0 .. 0.999

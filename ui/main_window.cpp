@@ -129,6 +129,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
+    connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_chart, &LossChart::truncateAfter);
     connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
     connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);

@@ -288,6 +288,7 @@ void RunSupervisor::onStatus(const QString& status, const QJsonObject& frame)
     if (status == QLatin1String("running")) {
         m_totalSteps = static_cast<qint64>(frame.value(QStringLiteral("total_steps")).toDouble(m_totalSteps));
         m_stepsPerEpoch = static_cast<qint64>(frame.value(QStringLiteral("steps_per_epoch")).toDouble(m_stepsPerEpoch));
+        Q_EMIT trainingStarted(static_cast<qint64>(frame.value(QStringLiteral("resumed_from_step")).toDouble(0)));
         if (m_state == RunState::Starting) setState(RunState::Running);
     } else {
         m_finalStatus = status;

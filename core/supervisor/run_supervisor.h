@@ -56,6 +56,9 @@ Q_SIGNALS:
     void stepReceived(const ringmaster::supervisor::StepMetric& metric);
     void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
     void checkpointSaved(qint64 step, const QString& path);
+    // Rank 0 began training at this step (0 on a fresh start; a restart resumes from its checkpoint,
+    // so metrics already shown past this step will arrive again and should be dropped).
+    void trainingStarted(qint64 fromStep);
     void rankChanged(int rank);
     // rank -1: the launcher's own log.
     void logLine(int rank, const QString& line);

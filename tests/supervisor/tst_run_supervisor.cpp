@@ -136,7 +136,9 @@ private Q_SLOTS:
         job.maxRestarts = 1;
         job.setTrainerOption(QStringLiteral("checkpoint-every"), 20);
         QList<qint64> checkpoints;
+        QList<qint64> starts;
         connect(&supervisor, &RunSupervisor::checkpointSaved, this, [&](qint64 step, const QString&) { checkpoints.append(step); });
+        connect(&supervisor, &RunSupervisor::trainingStarted, this, [&](qint64 step) { starts.append(step); });
         QString error;
         QVERIFY2(supervisor.start(job, &error), qPrintable(error));
         QVERIFY(QTest::qWaitFor([&] { return !checkpoints.isEmpty() && supervisor.stepsReceived() >= 25; }, kRunTimeoutMs));
@@ -147,6 +149,10 @@ private Q_SLOTS:
         QCOMPARE(supervisor.state(), RunState::Completed);
         QCOMPARE(supervisor.restartCount(), 1);
         for (const auto& rank : firstPids) QVERIFY(processGone(rank.pid));
+        // The restart announced where it resumed: the newest checkpoint before the kill.
+        QCOMPARE(starts.size(), 2);
+        QCOMPARE(starts.at(0), 0);
+        QVERIFY(starts.at(1) >= 20 && checkpoints.contains(starts.at(1)));
 
         const QString dir = supervisor.runDir();
         const QStringList steps = csvColumn(dir + QStringLiteral("/metrics.csv"), 0);

@@ -183,6 +183,33 @@ private Q_SLOTS:
         QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(window.logPanel()));
     }
 
+    void restartDropsTheStepsItReplays()
+    {
+        LossChart chart;
+        auto step = [](qint64 n, double loss) {
+            supervisor::StepMetric m;
+            m.step = n;
+            m.loss = loss;
+            m.lr = 0.01;
+            return m;
+        };
+        for (qint64 n = 1; n <= 37; ++n) chart.append(step(n, 1.0));
+        supervisor::EvalMetric eval;
+        eval.step = 30;
+        chart.appendEval(eval);
+        chart.flush();
+        QCOMPARE(chart.lossPointCount(), 37);
+        chart.truncateAfter(20); // the restart resumed from the step-20 checkpoint
+        QCOMPARE(chart.lossPointCount(), 20);
+        QCOMPARE(chart.smoothedPointCount(), 20);
+        QCOMPARE(chart.evalPointCount(), 0);
+        for (qint64 n = 21; n <= 40; ++n) chart.append(step(n, 0.5));
+        chart.flush();
+        QCOMPARE(chart.lossPointCount(), 40); // one point per step, as in metrics.csv
+        chart.truncateAfter(0); // a fresh start forgets nothing that is not there
+        QCOMPARE(chart.lossPointCount(), 0);
+    }
+
     void fakeNvmlListsGpusAndSelectionMakesTheJob()
     {
         qputenv("RINGMASTER_NVML_LIBRARY", qgetenv("RINGMASTER_FAKE_NVML"));
