@@ -54,6 +54,7 @@ Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& option
     : m_rank(env.rank)
     , m_worldSize(env.worldSize)
     , m_forceGroup(options.forceGroup)
+    , m_sameHost(env.localWorldSize == env.worldSize)
     , m_backend(options.backend)
 {
     if (m_backend == "nccl") {
@@ -108,6 +109,14 @@ void Communicator::broadcastFromRankZero(torch::nn::Module& module)
         waitWork(m_group->broadcast(one, broadcastOptions), "parameter broadcast");
         if (!dense) tensor.copy_(one.front());
     }
+}
+
+std::string Communicator::shareString(const std::string& key, const std::string& value)
+{
+    if (!distributed()) return value;
+    if (m_rank == 0) m_store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
+    const auto bytes = m_store->get(key);
+    return std::string(bytes.begin(), bytes.end());
 }
 
 void Communicator::barrier()

@@ -37,6 +37,10 @@ public:
     int rank() const { return m_rank; }
     int worldSize() const { return m_worldSize; }
     bool distributed() const { return m_worldSize > 1 || m_forceGroup; }
+    // Every rank on this host (LOCAL_WORLD_SIZE == WORLD_SIZE): shared memory can carry collectives.
+    bool sameHost() const { return m_sameHost; }
+    // Rank 0's value, delivered to every rank through the store.
+    std::string shareString(const std::string& key, const std::string& value);
     const std::string& backendName() const { return m_backend; }
 
     // Sum over ranks, in place; the returned work must be waited on (null when not distributed).
@@ -50,6 +54,7 @@ private:
     int m_rank;
     int m_worldSize;
     bool m_forceGroup;
+    bool m_sameHost;
     std::string m_backend;
     c10::intrusive_ptr<c10d::Store> m_store;
     c10::intrusive_ptr<compat::CollectiveBackend> m_group;

@@ -93,6 +93,7 @@ const std::map<std::string, Setter>& setters()
         {"eval-every", intField(&TrainerConfig::evalEvery)},
         {"eval-batch-size", intField(&TrainerConfig::evalBatchSize)},
         {"bucket-mb", doubleField(&TrainerConfig::bucketMb)},
+        {"local-allreduce", stringField(&TrainerConfig::localAllreduce)},
         {"drop-last", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.dropLast = toBool(f, v); }},
         {"log-every", intField(&TrainerConfig::logEvery)},
         {"force-collectives", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.forceCollectives = toBool(f, v); }},
@@ -144,6 +145,7 @@ std::string trainerUsage()
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
            "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
            "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
+           "       --local-allreduce shm|gloo   how same-host CPU ranks all-reduce gradients (default shm)\n"
            "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n"
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
@@ -234,6 +236,7 @@ void validateConfig(const TrainerConfig& c)
     requireOneOf("lr-schedule", c.lrSchedule, {"constant", "step", "cosine"});
     requireOneOf("device", c.device, {"cpu", "cuda"});
     if (!c.backend.empty()) requireOneOf("backend", c.backend, {"gloo", "nccl"});
+    requireOneOf("local-allreduce", c.localAllreduce, {"shm", "gloo"});
     if (c.epochs < 1) throw UsageError("--epochs: must be >= 1, got " + std::to_string(c.epochs));
     if (c.maxSteps < 0) throw UsageError("--max-steps: must be >= 0 (0 = no limit), got " + std::to_string(c.maxSteps));
     if (c.batchSize < 1) throw UsageError("--batch-size: must be >= 1 (per rank), got " + std::to_string(c.batchSize));

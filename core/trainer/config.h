@@ -33,6 +33,7 @@ struct TrainerConfig
     int evalEvery = 1;                      // epochs; 0: only at the end
     std::int64_t evalBatchSize = 1000;
     double bucketMb = 25.0;                 // gradient bucket size, as DDP's bucket_cap_mb
+    std::string localAllreduce = "shm";     // same-host CPU gradients: shm (shared memory) | gloo
     bool dropLast = false;                  // sampler: drop the tail instead of padding
     int logEvery = 10;                      // stdout metric line every N steps (metrics.csv gets every step)
     double rendezvousTimeoutSec = 300.0;

@@ -3,7 +3,7 @@
 namespace ringmaster::trainer {
 
 GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters, Communicator& communicator,
-                                           std::size_t bucketBytes)
+                                           std::size_t bucketBytes, bool sharedMemory, std::chrono::milliseconds timeout)
     : m_parameters(std::move(parameters))
     , m_communicator(communicator)
 {
@@ -31,6 +31,12 @@ GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters
         bucket.flat = torch::zeros({offset}, m_parameters[group.front()].options().requires_grad(false));
         bucket.members = group;
         m_buckets.push_back(std::move(bucket));
+    }
+    std::int64_t largest = 0;
+    for (const auto& bucket : m_buckets) largest = std::max(largest, bucket.flat.numel());
+    const bool cpu = !m_parameters.empty() && m_parameters.front().device().is_cpu();
+    if (sharedMemory && cpu && m_communicator.worldSize() > 1 && m_communicator.sameHost()) {
+        m_sharedMemory = ShmAllreduce::create(m_communicator, largest, timeout);
     }
     for (std::size_t i = 0; i < m_parameters.size(); ++i) {
         m_slots[i].hookHandle = m_parameters[i].register_hook(
@@ -72,7 +78,20 @@ void GradientSynchronizer::onGradientReady(std::size_t parameterIndex, const tor
 void GradientSynchronizer::launch(Bucket& bucket)
 {
     bucket.launched = true;
+    if (m_sharedMemory) {
+        // Synchronous: same-host peers reach the same bucket at about the same time, and there is no
+        // transport to overlap with.
+        m_sharedMemory->sumInPlace(bucket.flat);
+        bucket.work.reset();
+        return;
+    }
     bucket.work = m_communicator.allreduceSumAsync(bucket.flat);
+}
+
+std::string GradientSynchronizer::transport() const
+{
+    if (!m_communicator.distributed()) return "none";
+    return m_sharedMemory ? "shared memory" : m_communicator.backendName();
 }
 
 void GradientSynchronizer::finish()

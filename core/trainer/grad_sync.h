@@ -10,13 +10,16 @@
 #include <torch/torch.h>
 
 #include "communicator.h"
+#include "shm_allreduce.h"
 
 namespace ringmaster::trainer {
 
 class GradientSynchronizer
 {
 public:
-    GradientSynchronizer(std::vector<torch::Tensor> parameters, Communicator& communicator, std::size_t bucketBytes);
+    // sharedMemory: same-host CPU ranks reduce through shared memory (ShmAllreduce) instead of the backend.
+    GradientSynchronizer(std::vector<torch::Tensor> parameters, Communicator& communicator, std::size_t bucketBytes,
+                         bool sharedMemory, std::chrono::milliseconds timeout);
     ~GradientSynchronizer();
     GradientSynchronizer(const GradientSynchronizer&) = delete;
     GradientSynchronizer& operator=(const GradientSynchronizer&) = delete;
@@ -27,6 +30,8 @@ public:
     void finish();
 
     std::size_t bucketCount() const { return m_buckets.size(); }
+    // How gradients travel: "shared memory", the backend's name, or "none" (one rank).
+    std::string transport() const;
 
 private:
     struct Bucket
@@ -53,6 +58,7 @@ private:
     Communicator& m_communicator;
     std::vector<Bucket> m_buckets;
     std::vector<Slot> m_slots;
+    std::unique_ptr<ShmAllreduce> m_sharedMemory;
 };
 
 } // namespace ringmaster::trainer

@@ -204,17 +204,19 @@ void Trainer::setUp()
     m_channelsLast = !m_device.is_cuda();
     if (m_channelsLast) preferChannelsLast(*m_model);
     m_gradients = std::make_unique<GradientSynchronizer>(
-        m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb));
+        m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb),
+        m_config.localAllreduce == "shm", options.collectiveTimeout);
 
     spdlog::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
                  m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, probe.numSamples());
     if (isLeader()) {
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step);
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
-                     "{} gradient bucket(s), {} steps/epoch, {} steps in all",
+                     "{} gradient bucket(s) over {}, {} steps/epoch, {} steps in all",
                      m_config.out, m_config.model, m_data.description, m_env.worldSize, m_config.batchSize,
                      m_config.batchSize * m_env.worldSize, backend, m_device.str(), threads,
-                     std::max<std::size_t>(m_gradients->bucketCount(), 1), m_stepsPerEpoch, m_totalSteps);
+                     std::max<std::size_t>(m_gradients->bucketCount(), 1), m_gradients->transport(), m_stepsPerEpoch,
+                     m_totalSteps);
         if (m_reporter) {
             m_reporter->send({{"type", "status"}, {"status", "running"}, {"total_steps", m_totalSteps},
                               {"steps_per_epoch", m_stepsPerEpoch}, {"resumed_from_step", m_step}});

@@ -1,4 +1,5 @@
 """2 ranks x batch 32 == 1 rank x batch 64: same data per step, gradients averaged across ranks."""
+import pytest
 import torch
 
 from conftest import digest, read_csv, run_ranks
@@ -9,9 +10,11 @@ COMMON = ["--model", "cnn", "--optimizer", "sgd", "--lr", "0.01", "--momentum", 
           "--threads", "1", "--seed", "7", "--eval-batch-size", "5000"]
 
 
-def test_two_ranks_match_one_rank_with_double_batch(tmp_path):
-    codes, outputs = run_ranks(2, COMMON + ["--batch-size", "32"], tmp_path / "two")
+@pytest.mark.parametrize("transport,logged", [("shm", "over shared memory"), ("gloo", "over gloo")])
+def test_two_ranks_match_one_rank_with_double_batch(tmp_path, transport, logged):
+    codes, outputs = run_ranks(2, COMMON + ["--batch-size", "32", "--local-allreduce", transport], tmp_path / "two")
     assert codes == [0, 0], outputs
+    assert logged in outputs[0], outputs[0]
     codes, single = run_ranks(1, COMMON + ["--batch-size", "64"], tmp_path / "one")
     assert codes == [0], single
 

@@ -38,7 +38,9 @@ def test_dead_peer_fails_the_survivor_quickly(tmp_path):
     finally:
         ranks.kill()
     assert code == 1, ranks.output(0)
-    assert elapsed < 40, f"survivor took {elapsed:.1f}s"
+    # Rank 1 is left unreaped (a zombie), as under a launcher that polls slowly: still seen as dead.
+    assert elapsed < 10, f"survivor took {elapsed:.1f}s"
+    assert "a peer rank died" in ranks.output(0)
     assert "failed" in ranks.output(0)
     summary = read_json(run / "summary.json")
     assert summary["status"] == "failed" and summary["message"]
