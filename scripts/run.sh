@@ -11,4 +11,7 @@ bin=${RINGMASTER_BUILD_DIR:-$here/build}/app
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/ringmaster" ]; then
   exec "$bin/ringmaster" "$@"
 fi
-exec "$bin/ringmaster-launch" "$@"
+# The launcher always starts the job: --start is the app's flag only.
+args=()
+for arg in "$@"; do [ "$arg" = "--start" ] || args+=("$arg"); done
+exec "$bin/ringmaster-launch" "${args[@]}"
