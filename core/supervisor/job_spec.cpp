@@ -1,6 +1,8 @@
 #include "job_spec.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
@@ -159,6 +161,14 @@ QString JobSpec::trainerOption(const QString& flag, const QString& fallback) con
     if (value.isDouble()) return QString::number(value.toDouble());
     if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
     return fallback;
+}
+
+QString runDirectoryOf(const QString& resumeTarget)
+{
+    const QFileInfo target(resumeTarget);
+    if (target.isDir()) return QDir::cleanPath(target.absoluteFilePath());
+    if (target.isFile()) return QDir::cleanPath(target.absoluteDir().absolutePath() + QStringLiteral("/.."));
+    return {};
 }
 
 JobSpec defaultJob(int gpuCount)

@@ -44,6 +44,10 @@ struct JobSpec
     QString trainerOption(const QString& flag, const QString& fallback = {}) const;
 };
 
+// The run directory a --resume target belongs to: the folder itself, or for a checkpoint file
+// (RUN_DIR/checkpoints/step-N.pt) its run directory. Empty when the target does not exist.
+QString runDirectoryOf(const QString& resumeTarget);
+
 // The embedded default: 2 CPU ranks (or every GPU), Fashion-MNIST cnn, one epoch.
 JobSpec defaultJob(int gpuCount);
 

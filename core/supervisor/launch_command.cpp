@@ -1,7 +1,6 @@
 #include "launch_command.h"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QFileInfo>
 #include <QJsonValue>
 #include <QSocketNotifier>
@@ -89,14 +88,19 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     *job = defaultJob(gpus);
     *quiet = false;
     QStringList rest = arguments.mid(1);
-    if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) {
-        *job = JobSpec::load(rest.takeFirst());
-    } else if (const auto resume = rest.indexOf(QStringLiteral("--resume")); resume >= 0 && resume + 1 < rest.size()) {
+    // The job file (first argument, or --job FILE anywhere) is the base; every other flag overrides it.
+    QString jobFile;
+    if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) jobFile = rest.takeFirst();
+    if (const auto at = rest.indexOf(QStringLiteral("--job")); at >= 0 && at + 1 < rest.size()) {
+        jobFile = rest.at(at + 1);
+        rest.remove(at, 2);
+    }
+    if (!jobFile.isEmpty()) {
+        *job = JobSpec::load(jobFile);
+    } else if (const auto at = rest.indexOf(QStringLiteral("--resume")); at >= 0 && at + 1 < rest.size()) {
         // Resuming a run without a job file: continue with that run's own settings, not the defaults.
-        const QFileInfo target(rest.at(resume + 1));
-        const QString runDir = target.isFile() ? target.absoluteDir().absolutePath() + QStringLiteral("/..")
-                                               : target.absoluteFilePath();
-        if (QFileInfo::exists(runDir + QStringLiteral("/job.json"))) {
+        const QString runDir = runDirectoryOf(rest.at(at + 1));
+        if (!runDir.isEmpty() && QFileInfo::exists(runDir + QStringLiteral("/job.json"))) {
             *job = JobSpec::load(runDir + QStringLiteral("/job.json"));
             job->runDir.clear();       // resolved values of the earlier launch
             job->masterPort = 0;
@@ -104,6 +108,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         }
     }
     bool deviceGiven = false;
+    bool nprocGiven = false;
     for (int i = 0; i < rest.size(); ++i) {
         const QString flag = rest.at(i);
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
@@ -119,7 +124,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         }
         if (i + 1 >= rest.size()) throw JobError(QStringLiteral("%1 needs a value").arg(flag));
         const QString value = rest.at(++i);
-        if (flag == QLatin1String("--nproc")) job->nproc = static_cast<int>(toNumber(flag, value));
+        if (flag == QLatin1String("--nproc")) { job->nproc = static_cast<int>(toNumber(flag, value)); nprocGiven = true; }
         else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); }
         else if (flag == QLatin1String("--device")) { job->device = value; deviceGiven = true; }
         else if (flag == QLatin1String("--out")) job->runDir = value;
@@ -130,12 +135,13 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
         else if (flag == QLatin1String("--resume")) job->resume = value;
         else if (flag == QLatin1String("--trainer")) job->trainerPath = value;
-        else if (flag == QLatin1String("--job")) *job = JobSpec::load(value);
         else job->setTrainerOption(flag, QJsonValue(value));
     }
+    // --device cpu on a GPU machine: the GPU default does not apply; CPU ranks default to 2. A given
+    // --nproc (even a bad one, which pre-flight reports) is kept.
     if (deviceGiven && job->device == QLatin1String("cpu")) {
         job->gpus.clear();
-        if (job->nproc < 1 || (gpus > 0 && job->nproc == gpus && !arguments.contains(QStringLiteral("--nproc")))) job->nproc = 2;
+        if (gpus > 0 && !nprocGiven && jobFile.isEmpty()) job->nproc = 2;
     }
     return true;
 }

@@ -31,6 +31,8 @@ constexpr int kVerdictWindowMs = 300;
 // Failure bring-down: SIGTERM, then SIGKILL after this long (peers blocked in a collective ignore SIGTERM).
 constexpr int kFailureGraceMs = 2000;
 constexpr int kTailLinesInReport = 8;
+// ringmaster-trainer's exit code for bad input (core/trainer/errors.h; the supervisor never links the trainer).
+constexpr int kTrainerUsageExitCode = 2;
 
 enum FailurePriority { kPeerCollateral = 0, kExitOne = 1, kOtherExit = 2, kSignalled = 3, kHung = 4 };
 
@@ -157,14 +159,11 @@ bool RunSupervisor::start(const JobSpec& job, QString* error)
 bool RunSupervisor::prepareRunDirectory(QString* error)
 {
     if (!m_job.resume.isEmpty()) {
-        QFileInfo resume(m_job.resume);
-        if (resume.isFile()) m_runDir = resume.absoluteDir().absolutePath() + QStringLiteral("/..");
-        else if (resume.isDir()) m_runDir = resume.absoluteFilePath();
-        else {
+        m_runDir = runDirectoryOf(m_job.resume);
+        if (m_runDir.isEmpty()) {
             *error = QStringLiteral("--resume %1: no such run directory or checkpoint").arg(m_job.resume);
             return false;
         }
-        m_runDir = QDir::cleanPath(m_runDir);
     } else if (!m_job.runDir.isEmpty()) {
         m_runDir = QFileInfo(m_job.runDir).absoluteFilePath();
         if (QFileInfo::exists(m_runDir + QStringLiteral("/metrics.csv"))) {
@@ -300,6 +299,7 @@ void RunSupervisor::onWatchdog()
     if (m_bringingDown || isFinal(m_state)) return;
     const qint64 limitMs = static_cast<qint64>(m_job.heartbeatTimeoutSec * 1000);
     int culprit = -1;
+    bool culpritStopped = false;
     qint64 worst = -1;
     QStringList silent;
     for (const auto& rank : m_ranks) {
@@ -314,17 +314,17 @@ void RunSupervisor::onWatchdog()
         if (score > worst) {
             worst = score;
             culprit = rank->status.rank;
+            culpritStopped = stopped;
         }
     }
     if (culprit < 0) return;
     auto& rank = *m_ranks[static_cast<std::size_t>(culprit)];
     rank.status.state = RankState::Hung;
     Q_EMIT rankChanged(culprit);
-    const bool stopped = processState(rank.process->pid()) == QLatin1Char('T');
     recordFailure(culprit,
                   QStringLiteral("stopped heartbeating for %1 s (hung%2; silent ranks: %3)")
                       .arg(m_job.heartbeatTimeoutSec)
-                      .arg(stopped ? QStringLiteral(", process is stopped") : QString())
+                      .arg(culpritStopped ? QStringLiteral(", process is stopped") : QString())
                       .arg(silent.join(QStringLiteral(", "))),
                   kHung);
     m_verdict.stop();
@@ -332,13 +332,15 @@ void RunSupervisor::onWatchdog()
     bringDown(SIGKILL, 0);
 }
 
-void RunSupervisor::recordFailure(int rank, const QString& reason, int priority)
+void RunSupervisor::recordFailure(int rank, const QString& reason, int priority, int exitCode, int exitSignal)
 {
     if (m_bringingDown && priority != kHung) return; // consequences of our own bring-down
     if (priority <= m_rootCausePriority) return;
     m_rootCausePriority = priority;
     m_rootCause.rank = rank;
     m_rootCause.reason = reason;
+    m_rootCause.exitCode = exitCode;
+    m_rootCause.exitSignal = exitSignal;
     m_rootCause.lastLines = rank >= 0 && rank < static_cast<int>(m_ranks.size())
                                 ? m_ranks[static_cast<std::size_t>(rank)]->process->lastLines(kTailLinesInReport)
                                 : QStringList();
@@ -356,13 +358,13 @@ void RunSupervisor::onRankFinished(int rank, int exitCode, int exitSignal)
     Q_EMIT rankChanged(rank);
     QString how = exitSignal ? QStringLiteral("killed by signal %1 (%2)").arg(exitSignal).arg(signalName(exitSignal))
                              : QStringLiteral("exited with code %1").arg(exitCode);
-    if (exitCode == 2) how += QStringLiteral(" (bad input)");
+    if (exitCode == kTrainerUsageExitCode) how += QStringLiteral(" (bad input)");
     log(QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(r.status.pid).arg(how));
     if (!clean && !(m_stopRequested && m_bringingDown)) {
         const QString tail = r.process->lastLines(3).join(QLatin1Char('\n'));
         int priority = exitSignal ? kSignalled : (exitCode == 1 ? kExitOne : kOtherExit);
         if (exitCode == 1 && tail.contains(QStringLiteral("a peer rank died"))) priority = kPeerCollateral;
-        recordFailure(rank, how, priority);
+        recordFailure(rank, how, priority, exitCode, exitSignal);
     }
     concludeIfAllExited();
 }
@@ -422,7 +424,7 @@ void RunSupervisor::concludeIfAllExited()
     m_verdict.stop();
     const bool failed = m_rootCause.rank >= 0 || !m_rootCause.reason.isEmpty();
     if (failed && !m_stopRequested) {
-        const bool badInput = m_rootCause.reason.contains(QStringLiteral("(bad input)"));
+        const bool badInput = m_rootCause.exitCode == kTrainerUsageExitCode; // a restart would fail the same way
         if (m_restarts < m_job.maxRestarts && !badInput) {
             ++m_restarts;
             log(QStringLiteral("restart %1 of %2 after: %3").arg(m_restarts).arg(m_job.maxRestarts).arg(m_rootCause.summary()));
@@ -437,24 +439,22 @@ void RunSupervisor::concludeIfAllExited()
         finishRun(RunState::Failed);
         return;
     }
-    if (m_stopRequested) {
-        finishRun(m_finalStatus == QLatin1String("completed") ? RunState::Completed : RunState::Stopped);
-        return;
-    }
-    if (m_finalStatus == QLatin1String("completed") || m_finalStatus == QLatin1String("stopped")) {
-        finishRun(m_finalStatus == QLatin1String("completed") ? RunState::Completed : RunState::Stopped);
-        return;
-    }
-    // Every rank exited 0 but rank 0 never reported the end: trust the durable record.
-    QFile summaryFile(m_runDir + QStringLiteral("/summary.json"));
-    const QString status = summaryFile.open(QIODevice::ReadOnly)
-                               ? QJsonDocument::fromJson(summaryFile.readAll()).object().value(QStringLiteral("status")).toString()
-                               : QString();
+    // Rank 0 reports the end over the socket; if its last frames were lost, summary.json is the durable
+    // record (not after a stop, when the file may still be an earlier segment's).
+    QString status = m_finalStatus;
+    if (status.isEmpty() && !m_stopRequested) status = summaryStatus();
     if (status == QLatin1String("completed")) return finishRun(RunState::Completed);
-    if (status == QLatin1String("stopped")) return finishRun(RunState::Stopped);
+    if (status == QLatin1String("stopped") || m_stopRequested) return finishRun(RunState::Stopped);
     m_rootCause.rank = 0;
     m_rootCause.reason = QStringLiteral("exited without reporting completion (summary.json status '%1')").arg(status);
     finishRun(RunState::Failed);
+}
+
+QString RunSupervisor::summaryStatus() const
+{
+    QFile file(m_runDir + QStringLiteral("/summary.json"));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("status")).toString();
 }
 
 void RunSupervisor::finishRun(RunState state)

@@ -73,12 +73,13 @@ private:
     void onHeartbeat(int rank, qint64 step, const QString& phase);
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
-    void recordFailure(int rank, const QString& reason, int priority);
+    void recordFailure(int rank, const QString& reason, int priority, int exitCode = 0, int exitSignal = 0);
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
     void concludeIfAllExited();
     void finishRun(RunState state);
     void patchSummary(RunState state);
+    QString summaryStatus() const;
     void setState(RunState state);
     void log(const QString& message);
     QString latestCheckpoint() const;

@@ -50,6 +50,8 @@ struct RootCause
 {
     int rank = -1;
     QString reason;           // e.g. "exited with code 1", "killed by signal 9 (SIGKILL)", "stopped heartbeating for 5 s"
+    int exitCode = 0;         // the rank's exit code (2: bad input, which no restart can fix)
+    int exitSignal = 0;       // the signal that killed it, if any
     QStringList lastLines;
     QString summary() const;
 };

@@ -10,11 +10,13 @@ GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters
     if (!m_communicator.distributed()) return;
     m_slots.resize(m_parameters.size());
     std::vector<std::vector<std::size_t>> groups;
-    std::size_t bytes = bucketBytes; // forces a new bucket for the first parameter
+    std::size_t bytes = 0;
     for (std::size_t i = m_parameters.size(); i-- > 0;) {
         const auto& param = m_parameters[i];
         const std::size_t paramBytes = static_cast<std::size_t>(param.numel()) * param.element_size();
-        if (bytes + paramBytes > bucketBytes && !(groups.size() && groups.back().empty())) {
+        // A new bucket when there is none yet, or when this parameter would overflow a non-empty one
+        // (a parameter larger than the cap gets a bucket of its own).
+        if (groups.empty() || (bytes + paramBytes > bucketBytes && !groups.back().empty())) {
             groups.emplace_back();
             bytes = 0;
         }

@@ -135,11 +135,9 @@ int Trainer::run()
         m_communicator->barrier();
         return kExitOk;
     } catch (const std::exception& e) {
-        const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
         if (isLeader() && m_recorder) writeSummary("failed", firstLine(e.what()));
         if (m_reporter) m_reporter->send({{"type", "status"}, {"status", "failed"}, {"message", firstLine(e.what())}});
-        if (usage) throw;
-        throw std::runtime_error(e.what());
+        throw;
     }
 }
 
@@ -186,6 +184,8 @@ void Trainer::setUp()
     m_stepsPerEpoch = (probe.numSamples() + m_config.batchSize - 1) / m_config.batchSize;
     m_totalSteps = m_stepsPerEpoch * m_config.epochs;
     if (m_config.maxSteps > 0) m_totalSteps = std::min(m_totalSteps, m_config.maxSteps);
+    m_schedule = LrSchedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
+                            m_config.lrStepSize > 0 ? m_config.lrStepSize : m_stepsPerEpoch, m_config.lrGamma, m_totalSteps};
 
     m_model = makeModel(m_config.model);
     m_model->to(m_device);
@@ -281,7 +281,6 @@ Trainer::Outcome Trainer::trainLoop()
             }
         }
         if (m_step >= m_totalSteps && m_stepsPerEpoch * (epoch + 1) != m_step) break; // stopped mid-epoch by --max-steps
-        m_epochsCompleted = epoch + 1;
         if (m_config.evalEvery > 0 && (epoch + 1) % m_config.evalEvery == 0) evaluate(epoch);
         if (m_config.checkpointEvery == 0) saveCheckpoint(epoch + 1, 0);
     }
@@ -308,9 +307,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     const auto inputs = batchInputs(m_data.train, batchIndices);
     const auto targets = m_data.train.targets.index_select(0, batchIndices);
 
-    LrSchedule schedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
-                        m_config.lrStepSize > 0 ? m_config.lrStepSize : m_stepsPerEpoch, m_config.lrGamma, m_totalSteps};
-    const double lr = schedule.at(m_step);
+    const double lr = m_schedule.at(m_step);
     setLearningRate(*m_optimizer, lr);
 
     compat::zeroGrad(*m_optimizer);
@@ -335,7 +332,6 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     m_trainSeconds += seconds;
     m_trainSamples += globalRows;
     m_lastLoss = globalLoss;
-    m_lastLr = lr;
     if (!std::isfinite(globalLoss)) {
         throw std::runtime_error("loss became " + std::to_string(globalLoss) + " at step " + std::to_string(m_step) +
                                  ": lower --lr or add --warmup-steps");
@@ -357,7 +353,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     return stop;
 }
 
-EvalResult Trainer::evaluate(std::int64_t epoch)
+void Trainer::evaluate(std::int64_t epoch)
 {
     torch::NoGradGuard noGrad;
     m_model->eval();
@@ -378,13 +374,12 @@ EvalResult Trainer::evaluate(std::int64_t epoch)
     m_model->train();
     m_communicator->allreduceSum(totals);
     const auto sums = totals.cpu();
-    EvalResult result;
     const double count = sums[2].item<double>();
     // Regression's per-sample loss is the mean over its one output, so both tasks divide by samples.
-    result.loss = sums[0].item<double>() / count;
-    result.accuracy = m_model->task() == Task::Classification ? sums[1].item<double>() / count : std::nan("");
-    m_lastEval = result;
+    m_lastEval.loss = sums[0].item<double>() / count;
+    m_lastEval.accuracy = m_model->task() == Task::Classification ? sums[1].item<double>() / count : std::nan("");
     m_lastEvalStep = m_step;
+    const EvalResult& result = m_lastEval;
     if (isLeader()) {
         m_recorder->appendEval(epoch, m_step, result.loss, result.accuracy);
         spdlog::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
@@ -394,7 +389,6 @@ EvalResult Trainer::evaluate(std::int64_t epoch)
                               {"val_accuracy", std::isnan(result.accuracy) ? nlohmann::json() : nlohmann::json(result.accuracy)}});
         }
     }
-    return result;
 }
 
 void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)

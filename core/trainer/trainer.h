@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dataset.h"
 #include "dist_env.h"
+#include "lr_schedule.h"
 #include "models.h"
 
 namespace ringmaster::trainer {
@@ -51,7 +52,8 @@ private:
     Outcome trainLoop();
     // Returns true when all ranks agreed to stop after this step.
     bool trainStep(const torch::Tensor& batchIndices, std::int64_t epoch);
-    EvalResult evaluate(std::int64_t epoch);
+    // Loss and accuracy over the whole test split, across ranks; kept in m_lastEval.
+    void evaluate(std::int64_t epoch);
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
     void finish(Outcome outcome);
     void writeSummary(const std::string& status, const std::string& message);
@@ -78,16 +80,15 @@ private:
     std::int64_t m_startBatch = 0;
     std::int64_t m_stepsPerEpoch = 0;
     std::int64_t m_totalSteps = 0;
+    LrSchedule m_schedule;
     double m_wallTimeOffset = 0.0;
     std::chrono::steady_clock::time_point m_started;
     double m_trainSeconds = 0.0;
     std::int64_t m_trainSamples = 0;
     double m_lastLoss = 0.0;
-    double m_lastLr = 0.0;
     std::int64_t m_lastEvalStep = -1;
     EvalResult m_lastEval{};
     std::int64_t m_lastCheckpointStep = -1;
-    std::int64_t m_epochsCompleted = 0;
 };
 
 } // namespace ringmaster::trainer

@@ -121,7 +121,9 @@ void launchLatency()
             std::printf("launch latency: %s\n", qPrintable(error));
             return;
         }
-        QTest::qWaitFor([&] { return supervisor::isFinal(supervisor.state()); }, 120000);
+        if (!QTest::qWaitFor([&] { return supervisor::isFinal(supervisor.state()); }, 120000)) {
+            std::printf("launch latency, run %d: the run did not finish within 120 s\n", run + 1);
+        }
         std::printf("launch latency, run %d: %lld ms from start() to the first metric on the socket "
                     "(pre-flight, spawn, data load, rendezvous, first step)\n", run + 1, static_cast<long long>(firstMetricMs));
     }

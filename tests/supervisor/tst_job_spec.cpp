@@ -77,6 +77,23 @@ private Q_SLOTS:
         QCOMPARE(parsed.trainerOption(QStringLiteral("model")), QStringLiteral("cnn"));
     }
 
+    void flagsBeforeAJobFlagStillWin()
+    {
+        QTemporaryDir dir;
+        JobSpec job = defaultJob(0);
+        job.setTrainerOption(QStringLiteral("lr"), 0.5);
+        job.setTrainerOption(QStringLiteral("epochs"), 7);
+        const QString path = dir.filePath(QStringLiteral("job.json"));
+        job.save(path);
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--lr"), QStringLiteral("0.1"),
+                                      QStringLiteral("--job"), path},
+                                     &parsed, &quiet));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("lr")), QStringLiteral("0.1"));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("epochs")), QStringLiteral("7"));
+    }
+
     void resumingARunKeepsItsSettings()
     {
         QTemporaryDir runDir;

@@ -72,6 +72,9 @@ private Q_SLOTS:
                                               << QStringLiteral("unknown option '--learning-rate'");
         QTest::newRow("bad nproc") << QStringList{QStringLiteral("--nproc"), QStringLiteral("0")}
                                    << QStringLiteral("--nproc 0");
+        QTest::newRow("bad nproc on cpu") << QStringList{QStringLiteral("--device"), QStringLiteral("cpu"),
+                                                         QStringLiteral("--nproc"), QStringLiteral("0")}
+                                          << QStringLiteral("--nproc 0");
     }
 
     void preflightErrorsLaunchNothing()

@@ -98,6 +98,7 @@ private Q_SLOTS:
         QCOMPARE(supervisor.state(), RunState::Failed);
         QCOMPARE(supervisor.rootCause().rank, 1);
         QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("SIGKILL")), qPrintable(supervisor.rootCause().reason));
+        QCOMPARE(supervisor.rootCause().exitSignal, SIGKILL);
         for (const auto& rank : ranks) QVERIFY(processGone(rank.pid));
         const auto summary = summaryOf(supervisor.runDir());
         QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
