@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include <limits>
 #include <vector>
 
 #include "run_types.h"
@@ -61,6 +62,9 @@ private:
     double evalKey(std::size_t index) const;
     void rebuild();
     void updateAntialiasing();
+    void resetExtremes();
+    void trackExtremes(double loss, double lr);
+    void followLatest();
     void appendSmoothed(std::size_t from);
     void showCrosshair(QMouseEvent* event);
 
@@ -84,6 +88,10 @@ private:
     // Every point of the run, by column.
     std::vector<double> m_steps, m_epochs, m_walls, m_losses, m_lrs;
     std::vector<supervisor::EvalMetric> m_evals;
+    // Running extremes of the plotted values, so following the run never rescans the data.
+    double m_lossLow = std::numeric_limits<double>::infinity();
+    double m_lossHigh = -std::numeric_limits<double>::infinity();
+    double m_lrPeak = 0.0;
     double m_emaWeight = 0.6;
     double m_emaLast = 0.0;
     std::size_t m_emaCount = 0;
