@@ -112,7 +112,6 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
             peer->rank = rank;
             continue;
         }
-        ++m_acceptedFrames;
         dispatch(peer->rank, frame);
     }
     if (peer->decoder.failed()) reject(socket, peer->decoder.error());

@@ -34,7 +34,6 @@ public:
     QString token() const { return m_token; }
     QString error() const { return m_error; }
 
-    qint64 acceptedFrames() const { return m_acceptedFrames; }
     qint64 rejectedConnections() const { return m_rejectedConnections; }
 
 Q_SIGNALS:
@@ -63,7 +62,6 @@ private:
     QString m_token;
     QString m_error;
     QHash<QLocalSocket*, Peer*> m_peers;
-    qint64 m_acceptedFrames = 0;
     qint64 m_rejectedConnections = 0;
 };
 

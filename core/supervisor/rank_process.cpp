@@ -49,11 +49,6 @@ RankProcess::RankProcess(int rank, const QString& logPath, QObject* parent)
             Q_EMIT failedToStart(m_rank, m_process.errorString());
         }
     });
-    connect(&m_process, &QProcess::started, this, [this] {
-        m_pid = m_process.processId();
-        Q_EMIT started(m_rank, m_pid);
-    });
-    // Without a started signal the pid stays 0 and nobody is signalled by mistake.
     connect(&m_process, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         drain(QProcess::StandardOutput, m_partialOut, "out", true);
         drain(QProcess::StandardError, m_partialErr, "err", true);

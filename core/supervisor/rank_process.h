@@ -34,7 +34,6 @@ public:
     QStringList lastLines(int count) const;
 
 Q_SIGNALS:
-    void started(int rank, qint64 pid);
     void finished(int rank, int exitCode, int exitSignal);
     void failedToStart(int rank, const QString& error);
     void lineLogged(int rank, const QString& line);
