@@ -1,18 +1,24 @@
 #pragma once
 // The trainer -> supervisor wire protocol, shared by both sides (plain constants: no Qt, no LibTorch).
+// Every frame type and key is spelled once, here; both sides use these names instead of literals.
 //
 // Transport: a Unix domain socket whose path the supervisor passes in RINGMASTER_SOCKET, with a random
 // per-run secret in RINGMASTER_TOKEN. Framing: one JSON object per line ('\n'-terminated, UTF-8),
 // at most kMaxFrameBytes including the newline; a longer frame closes the connection.
 // Every frame carries "v" (kProtocolVersion) and "type". The first frame on a connection must be:
 //   {"v":1,"type":"hello","rank":R,"pid":P,"token":"..."}
-// A wrong token, a wrong version or a malformed frame closes that connection; nothing it sent is used.
+// sent within kHelloTimeoutMs of connecting. The supervisor checks the token, and that the connecting
+// process (SO_PEERCRED) is the rank it claims to be (or one of that rank's descendants). A wrong token,
+// a wrong version, a pid that is not the rank's, or a malformed frame closes that connection; nothing it
+// sent is used. At most kMaxConnections connections are open at once.
 // Then, from rank 0 only:
 //   {"type":"step","step":S,"epoch":E,"loss":L,"lr":X,"samples_per_sec":T,"wall_time":W}
 //   {"type":"eval","epoch":E,"step":S,"val_loss":L,"val_accuracy":A}
 //   {"type":"checkpoint","step":S,"path":"..."}
-//   {"type":"status","status":"running|stopping|completed|stopped|failed","message":"...","total_steps":N}
-// and from every rank, at least every kHeartbeatIntervalMs while it makes progress:
+//   {"type":"status","status":"running|stopping|completed|stopped|failed","message":"...","total_steps":N,
+//    "steps_per_epoch":N,"resumed_from_step":S}
+// and from every rank, every kHeartbeatIntervalMs from a timer while the process is alive and making
+// progress (also during a long step, a checkpoint or evaluation):
 //   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done"}
 
 namespace ringmaster::protocol {
@@ -20,7 +26,46 @@ namespace ringmaster::protocol {
 inline constexpr int kProtocolVersion = 1;
 inline constexpr int kMaxFrameBytes = 64 * 1024;
 inline constexpr int kHeartbeatIntervalMs = 1000;
+inline constexpr int kHelloTimeoutMs = 5000;
+inline constexpr int kMaxConnections = 1024;
 inline constexpr const char* kSocketEnv = "RINGMASTER_SOCKET";
 inline constexpr const char* kTokenEnv = "RINGMASTER_TOKEN";
+
+// Frame types.
+inline constexpr const char* kTypeHello = "hello";
+inline constexpr const char* kTypeStep = "step";
+inline constexpr const char* kTypeEval = "eval";
+inline constexpr const char* kTypeCheckpoint = "checkpoint";
+inline constexpr const char* kTypeStatus = "status";
+inline constexpr const char* kTypeHeartbeat = "heartbeat";
+
+// Keys.
+inline constexpr const char* kKeyVersion = "v";
+inline constexpr const char* kKeyType = "type";
+inline constexpr const char* kKeyRank = "rank";
+inline constexpr const char* kKeyPid = "pid";
+inline constexpr const char* kKeyToken = "token";
+inline constexpr const char* kKeyStep = "step";
+inline constexpr const char* kKeyEpoch = "epoch";
+inline constexpr const char* kKeyLoss = "loss";
+inline constexpr const char* kKeyLr = "lr";
+inline constexpr const char* kKeySamplesPerSec = "samples_per_sec";
+inline constexpr const char* kKeyWallTime = "wall_time";
+inline constexpr const char* kKeyValLoss = "val_loss";
+inline constexpr const char* kKeyValAccuracy = "val_accuracy";
+inline constexpr const char* kKeyPath = "path";
+inline constexpr const char* kKeyStatus = "status";
+inline constexpr const char* kKeyMessage = "message";
+inline constexpr const char* kKeyTotalSteps = "total_steps";
+inline constexpr const char* kKeyStepsPerEpoch = "steps_per_epoch";
+inline constexpr const char* kKeyResumedFromStep = "resumed_from_step";
+inline constexpr const char* kKeyPhase = "phase";
+
+// Status values.
+inline constexpr const char* kStatusRunning = "running";
+inline constexpr const char* kStatusStopping = "stopping";
+inline constexpr const char* kStatusCompleted = "completed";
+inline constexpr const char* kStatusStopped = "stopped";
+inline constexpr const char* kStatusFailed = "failed";
 
 } // namespace ringmaster::protocol

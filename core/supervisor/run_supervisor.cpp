@@ -115,12 +115,20 @@ bool RunSupervisor::start(const JobSpec& job, QString* error)
         *error = QStringLiteral("a run is already active in %1").arg(m_runDir);
         return false;
     }
-    m_job = job;
-    const auto preflight = runPreflight(job);
+    return start(job, runPreflight(job), error);
+}
+
+bool RunSupervisor::start(const JobSpec& job, const PreflightResult& preflight, QString* error)
+{
+    if (m_state != RunState::Idle && !isFinal(m_state)) {
+        *error = QStringLiteral("a run is already active in %1").arg(m_runDir);
+        return false;
+    }
     if (!preflight.ok()) {
         *error = preflight.error;
         return false;
     }
+    m_job = job;
     m_trainerPath = preflight.trainerPath;
     m_masterPort = preflight.masterPort;
     m_server = std::make_unique<MetricServer>();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "job_spec.h"
+#include "preflight.h"
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
@@ -31,7 +32,11 @@ public:
     ~RunSupervisor() override;
 
     // Pre-flight and launch. On bad input returns false with *error set, and nothing is created.
+    // Pre-flight may take a second or more (it runs ringmaster-trainer --validate-only): the GUI runs
+    // runPreflight() on a worker thread and then calls the overload below.
     bool start(const JobSpec& job, QString* error);
+    // Launch with a pre-flight already made for this job (runPreflight(job) returned `checked`).
+    bool start(const JobSpec& job, const PreflightResult& checked, QString* error);
     // SIGTERM to every rank: they finish the step, checkpoint and exit; SIGKILL after the grace period.
     void requestStop();
     // SIGKILL to the whole group now.
