@@ -1,5 +1,7 @@
 #include "gpu_inventory.h"
 
+#include <vector>
+
 #include <dlfcn.h>
 
 namespace ringmaster::supervisor {
@@ -11,6 +13,7 @@ using NvmlDevice = struct NvmlDeviceOpaque*;
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr NvmlReturn kNvmlInsufficientSize = 7;
 constexpr unsigned kNvmlTemperatureGpu = 0;
+constexpr unsigned kProcessSlack = 4; // processes may start between the two calls
 struct NvmlMemory { unsigned long long total, free, used; };
 struct NvmlUtilization { unsigned gpu, memory; };
 struct NvmlProcessInfo { unsigned pid; unsigned long long usedGpuMemory; unsigned gpuInstanceId, computeInstanceId; };
@@ -28,6 +31,7 @@ struct GpuInventory::Api
     NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*) = nullptr;
     NvmlReturn (*temperature)(NvmlDevice, unsigned, unsigned*) = nullptr;
     NvmlReturn (*processes)(NvmlDevice, unsigned*, NvmlProcessInfo*) = nullptr;
+    NvmlReturn (*uuid)(NvmlDevice, char*, unsigned) = nullptr;
 };
 
 GpuInventory::GpuInventory()
@@ -50,6 +54,7 @@ GpuInventory::GpuInventory()
                           bind(m_api->utilization, "nvmlDeviceGetUtilizationRates") &&
                           bind(m_api->temperature, "nvmlDeviceGetTemperature");
     bind(m_api->processes, "nvmlDeviceGetComputeRunningProcesses"); // optional
+    bind(m_api->uuid, "nvmlDeviceGetUUID");                          // optional
     if (!complete || m_api->init() != kNvmlSuccess) {
         m_reason = QStringLiteral("NVML at %1 could not be initialised").arg(QString::fromLocal8Bit(path));
         delete m_api;
@@ -91,9 +96,18 @@ QList<GpuInfo> GpuInventory::query() const
         if (m_api->temperature(device, kNvmlTemperatureGpu, &temperature) == kNvmlSuccess) info.temperatureC = static_cast<int>(temperature);
         if (m_api->processes) {
             unsigned processes = 0;
-            const NvmlReturn result = m_api->processes(device, &processes, nullptr);
+            NvmlReturn result = m_api->processes(device, &processes, nullptr);
             if (result == kNvmlSuccess || result == kNvmlInsufficientSize) info.otherProcesses = static_cast<int>(processes);
+            if (processes > 0) {
+                std::vector<NvmlProcessInfo> list(processes + kProcessSlack);
+                unsigned listed = static_cast<unsigned>(list.size());
+                if (m_api->processes(device, &listed, list.data()) == kNvmlSuccess) {
+                    for (unsigned p = 0; p < listed && p < list.size(); ++p) info.processPids.append(list[p].pid);
+                }
+            }
         }
+        char uuid[96] = {};
+        if (m_api->uuid && m_api->uuid(device, uuid, sizeof uuid) == kNvmlSuccess) info.uuid = QString::fromLatin1(uuid);
         gpus.append(info);
     }
     return gpus;

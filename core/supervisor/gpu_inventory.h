@@ -16,7 +16,9 @@ struct GpuInfo
     qint64 memoryTotalMiB = 0;
     int utilizationPercent = -1;
     int temperatureC = -1;
-    int otherProcesses = 0; // compute processes already on it
+    int otherProcesses = 0;     // compute processes on it (see processPids)
+    QList<qint64> processPids;  // their pids, where NVML lists them (a front end excludes its own ranks)
+    QString uuid;               // "GPU-…", empty when NVML does not say
 };
 
 class GpuInventory

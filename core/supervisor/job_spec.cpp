@@ -5,10 +5,16 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QSaveFile>
+
+#include <cmath>
 
 namespace ringmaster::supervisor {
 namespace {
+
+constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53: every integer below is a double exactly
+constexpr int kMaxRestartsInJob = 1000000;
 
 QString normaliseFlag(QString flag)
 {
@@ -24,6 +30,18 @@ double number(const QJsonObject& o, const char* key, double fallback, const QStr
         throw JobError(QStringLiteral("%1: \"launch.%2\" must be a number").arg(origin, QLatin1String(key)));
     }
     return value.toDouble();
+}
+
+int integer(const QJsonObject& o, const char* key, int fallback, int minimum, int maximum, const QString& origin)
+{
+    const auto value = o.value(QLatin1String(key));
+    if (value.isUndefined() || value.isNull()) return fallback;
+    const double number = value.toDouble(std::nan(""));
+    if (!value.isDouble() || number != std::floor(number) || number < minimum || number > maximum) {
+        throw JobError(QStringLiteral("%1: \"launch.%2\" must be an integer from %3 to %4")
+                           .arg(origin, QLatin1String(key)).arg(minimum).arg(maximum));
+    }
+    return static_cast<int>(number);
 }
 
 QString text(const QJsonObject& o, const char* key, const QString& fallback, const QString& origin)
@@ -67,10 +85,11 @@ QJsonObject JobSpec::toJson() const
 
 JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
 {
-    const int version = object.value(QStringLiteral("version")).toInt(kJobFormatVersion);
-    if (version != kJobFormatVersion) {
+    const auto versionValue = object.value(QStringLiteral("version"));
+    if (!versionValue.isUndefined() && (!versionValue.isDouble() || versionValue.toDouble() != kJobFormatVersion)) {
         throw JobError(QStringLiteral("%1: job format version %2 is not supported (this Ringmaster reads version %3)")
-                           .arg(origin).arg(version).arg(kJobFormatVersion));
+                           .arg(origin, versionValue.isDouble() ? flagValueText(versionValue) : QStringLiteral("(not a number)"))
+                           .arg(kJobFormatVersion));
     }
     for (auto it = object.begin(); it != object.end(); ++it) {
         if (it.key() != QLatin1String("version") && it.key() != QLatin1String("launch") &&
@@ -97,19 +116,23 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
         }
     }
     job.device = text(launch, "device", job.device, origin);
-    job.nproc = static_cast<int>(number(launch, "nproc", job.nproc, origin));
+    job.nproc = integer(launch, "nproc", job.nproc, 1, kMaxJobRanks, origin);
     const auto gpus = launch.value(QStringLiteral("gpus"));
     if (!gpus.isUndefined() && !gpus.isNull()) {
         if (!gpus.isArray()) throw JobError(QStringLiteral("%1: \"launch.gpus\" must be a list of GPU indices").arg(origin));
         for (const auto& gpu : gpus.toArray()) {
-            if (!gpu.isDouble()) throw JobError(QStringLiteral("%1: \"launch.gpus\" must hold integers").arg(origin));
-            job.gpus.append(gpu.toInt());
+            const double index = gpu.toDouble(-1);
+            if (!gpu.isDouble() || index != std::floor(index) || index < 0 || index >= kMaxJobRanks) {
+                throw JobError(QStringLiteral("%1: \"launch.gpus\" must hold GPU indices (integers >= 0), not %2")
+                                   .arg(origin, QString::fromUtf8(QJsonDocument(QJsonArray{gpu}).toJson(QJsonDocument::Compact)).mid(1).chopped(1)));
+            }
+            job.gpus.append(static_cast<int>(index));
         }
     }
     job.outputRoot = text(launch, "output_root", job.outputRoot, origin);
     job.runDir = text(launch, "run_dir", job.runDir, origin);
-    job.masterPort = static_cast<int>(number(launch, "master_port", job.masterPort, origin));
-    job.maxRestarts = static_cast<int>(number(launch, "max_restarts", job.maxRestarts, origin));
+    job.masterPort = integer(launch, "master_port", job.masterPort, 0, 65535, origin);
+    job.maxRestarts = integer(launch, "max_restarts", job.maxRestarts, 0, kMaxRestartsInJob, origin);
     job.heartbeatTimeoutSec = number(launch, "heartbeat_timeout", job.heartbeatTimeoutSec, origin);
     job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
     job.resume = text(launch, "resume", job.resume, origin);
@@ -119,7 +142,12 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
         throw JobError(QStringLiteral("%1: \"trainer\" must be an object of trainer flags").arg(origin));
     }
     const QJsonObject trainer = trainerValue.toObject();
-    for (auto it = trainer.begin(); it != trainer.end(); ++it) job.trainer.insert(normaliseFlag(it.key()), it.value());
+    for (auto it = trainer.begin(); it != trainer.end(); ++it) {
+        if (it.value().isArray() || it.value().isObject() || it.value().isNull()) {
+            throw JobError(QStringLiteral("%1: \"trainer.%2\" must be a number, a string or true/false").arg(origin, it.key()));
+        }
+        job.trainer.insert(normaliseFlag(it.key()), it.value());
+    }
     return job;
 }
 
@@ -158,9 +186,19 @@ QString JobSpec::trainerOption(const QString& flag, const QString& fallback) con
 {
     const auto value = trainer.value(normaliseFlag(flag));
     if (value.isString()) return value.toString();
-    if (value.isDouble()) return QString::number(value.toDouble());
-    if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    if (value.isDouble() || value.isBool()) return flagValueText(value);
     return fallback;
+}
+
+QString flagValueText(const QJsonValue& value)
+{
+    if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    if (!value.isDouble()) return value.toString();
+    const double number = value.toDouble();
+    if (number == std::floor(number) && std::fabs(number) < kLargestExactInteger) {
+        return QString::number(static_cast<qint64>(number));
+    }
+    return QString::number(number, 'g', QLocale::FloatingPointShortest);
 }
 
 QString runDirectoryOf(const QString& resumeTarget)

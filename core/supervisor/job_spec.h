@@ -8,7 +8,9 @@
 //     "trainer": {"model": "cnn", "data": "fashion-mnist", "epochs": 1, "batch_size": 64, ...}
 //   }
 // "trainer" holds ringmaster-trainer's flags by name (see ringmaster-trainer --help); the trainer
-// reads the same file (--job), so both sides share one format.
+// reads the same file (--job), so both sides share one format. Loading checks every key and type
+// (integers where a count is meant, GPU indices as non-negative integers) and names the key it
+// rejects; load -> save gives back the same job, trainer flags it does not know included.
 
 #include <QJsonObject>
 #include <QList>
@@ -17,6 +19,7 @@
 namespace ringmaster::supervisor {
 
 inline constexpr int kJobFormatVersion = 1;
+inline constexpr int kMaxJobRanks = 1024;
 
 struct JobSpec
 {
@@ -47,6 +50,10 @@ struct JobSpec
 // The run directory a --resume target belongs to: the folder itself, or for a checkpoint file
 // (RUN_DIR/checkpoints/step-N.pt) its run directory. Empty when the target does not exist.
 QString runDirectoryOf(const QString& resumeTarget);
+
+// A trainer flag's value as command-line text: integers in full (a seed of 1234567 stays 1234567),
+// other numbers in the shortest form that reads back to the same double, booleans as true/false.
+QString flagValueText(const QJsonValue& value);
 
 // The embedded default: 2 CPU ranks (or every GPU), Fashion-MNIST cnn, one epoch.
 JobSpec defaultJob(int gpuCount);

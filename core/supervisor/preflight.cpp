@@ -1,13 +1,12 @@
 #include "preflight.h"
 
 #include "gpu_inventory.h"
+#include "gpu_placement.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QJsonDocument>
 #include <QProcess>
-#include <QSet>
 #include <QStandardPaths>
 #include <QTcpServer>
 #include <QTemporaryFile>
@@ -16,37 +15,13 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr int kValidateTimeoutMs = 60000;
+constexpr int kMaxRanks = 1024; // the shared-memory all-reduce's cell count
 
-QString checkGpus(const JobSpec& job)
+QString checkCpuRanks(const JobSpec& job)
 {
-    if (job.device == QLatin1String("cpu")) {
-        if (job.nproc < 1) return QStringLiteral("--nproc %1: need at least 1 CPU rank").arg(job.nproc);
-        if (!job.gpus.isEmpty()) return QStringLiteral("--gpus was given with --device cpu: use --device cuda to train on GPUs");
-        return {};
-    }
-    if (job.device != QLatin1String("cuda")) {
-        return QStringLiteral("--device %1: unknown device (valid: cpu|cuda)").arg(job.device);
-    }
-    const int available = nvidiaGpuCount();
-    if (job.gpus.isEmpty()) {
-        if (available == 0) return QStringLiteral("--device cuda: no NVIDIA GPU found (no driver?): use --device cpu");
-        return {};
-    }
-    QSet<int> seen;
-    for (const int gpu : job.gpus) {
-        if (seen.contains(gpu)) {
-            return QStringLiteral("--gpus: GPU %1 is listed twice: each rank needs its own GPU").arg(gpu);
-        }
-        seen.insert(gpu);
-    }
-    for (const int gpu : job.gpus) {
-        if (gpu < 0 || gpu >= available) {
-            return QStringLiteral("--gpus: GPU %1 does not exist (%2 NVIDIA GPU(s) found%3): pick from 0..%4 or use --device cpu")
-                .arg(gpu).arg(available)
-                .arg(available == 0 ? QStringLiteral(", no driver loaded") : QString())
-                .arg(std::max(0, available - 1));
-        }
-    }
+    if (job.nproc < 1) return QStringLiteral("--nproc %1: need at least 1 CPU rank").arg(job.nproc);
+    if (job.nproc > kMaxRanks) return QStringLiteral("--nproc %1: at most %2 ranks on one machine").arg(job.nproc).arg(kMaxRanks);
+    if (!job.gpus.isEmpty()) return QStringLiteral("--gpus was given with --device cpu: use --device cuda to train on GPUs");
     return {};
 }
 
@@ -72,19 +47,24 @@ namespace {
 
 QString validateWithTrainer(const QString& trainer, const JobSpec& job)
 {
-    QTemporaryFile jobFile(QDir::tempPath() + QStringLiteral("/ringmaster-job-XXXXXX.json"));
-    if (!jobFile.open()) return QStringLiteral("cannot write a temporary job file in %1").arg(QDir::tempPath());
-    jobFile.write(QJsonDocument(job.toJson()).toJson());
-    jobFile.flush();
+    // The job's trainer flags as flags (not a temporary job file): the trainer's message then names
+    // the flag the user gave, never a file the user has not seen.
+    QStringList arguments;
+    for (auto it = job.trainer.begin(); it != job.trainer.end(); ++it) {
+        arguments << QStringLiteral("--") + QString(it.key()).replace(QLatin1Char('_'), QLatin1Char('-')) << flagValueText(it.value());
+    }
+    arguments << QStringLiteral("--device") << job.device << QStringLiteral("--validate-only");
     QProcess process;
-    QStringList arguments{QStringLiteral("--job"), jobFile.fileName(), QStringLiteral("--validate-only"),
-                          QStringLiteral("--device"), job.device};
     process.setProgram(trainer);
     process.setArguments(arguments);
+    process.setStandardInputFile(QProcess::nullDevice());
     auto environment = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) {
+    for (const char* name : {"RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
+                             "SLURM_LOCALID", "SLURM_NTASKS", "RINGMASTER_SOCKET", "RINGMASTER_TOKEN"}) {
         environment.remove(QString::fromLatin1(name));
     }
+    // The world size decides each rank's shard: a batch larger than the shard is bad input.
+    environment.insert(QStringLiteral("WORLD_SIZE"), QString::number(job.worldSize()));
     process.setProcessEnvironment(environment);
     process.start();
     if (!process.waitForFinished(kValidateTimeoutMs)) {
@@ -95,6 +75,7 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job)
     if (process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0) return {};
     QString message = QString::fromUtf8(process.readAllStandardError()).trimmed();
     if (message.isEmpty()) message = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
+    message = message.section(QLatin1Char('\n'), -1).trimmed(); // the error is the last line; warnings come before
     message.remove(QStringLiteral("ringmaster-trainer: error: "));
     return message.isEmpty() ? QStringLiteral("the trainer rejected the job (exit code %1)").arg(process.exitCode()) : message;
 }
@@ -143,7 +124,22 @@ PreflightResult runPreflight(const JobSpec& job)
     if (job.maxRestarts < 0) { result.error = QStringLiteral("--max-restarts: must be >= 0"); return result; }
     if (!(job.heartbeatTimeoutSec > 0)) { result.error = QStringLiteral("--heartbeat-timeout: must be > 0 seconds"); return result; }
     if (!(job.gracePeriodSec >= 0)) { result.error = QStringLiteral("--grace-period: must be >= 0 seconds"); return result; }
-    if (!(result.error = checkGpus(job)).isEmpty()) return result;
+    if (job.device == QLatin1String("cpu")) {
+        if (!(result.error = checkCpuRanks(job)).isEmpty()) return result;
+    } else if (job.device == QLatin1String("cuda")) {
+        const GpuInventory inventory;
+        const QList<GpuInfo> gpus = inventory.query();
+        const int count = inventory.available() ? static_cast<int>(gpus.size()) : nvidiaGpuCount();
+        const QString inherited = qEnvironmentVariableIsSet("CUDA_VISIBLE_DEVICES")
+                                      ? qEnvironmentVariable("CUDA_VISIBLE_DEVICES") : QString();
+        const GpuPlacement placement = placeGpus(job, gpus, count, inherited);
+        if (!(result.error = placement.error).isEmpty()) return result;
+        result.gpus = placement.gpus;
+        result.visibleDevices = placement.visibleDevices;
+    } else {
+        result.error = QStringLiteral("--device %1: unknown device (valid: cpu|cuda)").arg(job.device);
+        return result;
+    }
     const QString outputTarget = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
     if (!(result.error = checkOutputFolder(outputTarget)).isEmpty()) return result;
     if (!(result.error = validateWithTrainer(result.trainerPath, job)).isEmpty()) return result;

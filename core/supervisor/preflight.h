@@ -1,9 +1,12 @@
 #pragma once
 // Checks made before anything is started, each with a message that names the problem and the fix:
-// the trainer binary, GPU indices (existing, not repeated), the trainer's own validation of the
-// hyperparameters and dataset (ringmaster-trainer --validate-only), a free master port, and a
-// writable output folder. Nothing is created when a check fails.
+// the trainer binary, the launcher settings, the GPUs (existing, usable, not repeated, enough for
+// --nproc), a writable output folder, the trainer's own validation of the hyperparameters and the
+// dataset for this world size (ringmaster-trainer --validate-only, given the job's trainer flags as
+// flags, so its messages name the flag the user gave), and a free master port. Nothing is created
+// when a check fails. It can take a second or more: a GUI runs it off its own thread.
 
+#include <QList>
 #include <QString>
 
 #include "job_spec.h"
@@ -12,9 +15,11 @@ namespace ringmaster::supervisor {
 
 struct PreflightResult
 {
-    QString error;        // empty when every check passed
-    QString trainerPath;  // absolute path of ringmaster-trainer
-    int masterPort = 0;   // the port to use (picked when the job says 0)
+    QString error;            // empty when every check passed
+    QString trainerPath;      // absolute path of ringmaster-trainer
+    int masterPort = 0;       // the port to use (picked when the job says 0)
+    QList<int> gpus;          // cuda: the GPUs, rank i on gpus[i] (see gpu_placement.h)
+    QString visibleDevices;   // cuda: CUDA_VISIBLE_DEVICES for every rank
     bool ok() const { return error.isEmpty(); }
 };
 

@@ -1,5 +1,6 @@
 // JobSpec: the job file round-trips and bad files name the key.
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -40,6 +41,20 @@ private Q_SLOTS:
         QTest::newRow("unknown key") << QByteArrayLiteral("{\"launch\": {\"nprocs\": 2}}") << QStringLiteral("launch.nprocs");
         QTest::newRow("type") << QByteArrayLiteral("{\"launch\": {\"nproc\": \"two\"}}") << QStringLiteral("launch.nproc");
         QTest::newRow("gpus") << QByteArrayLiteral("{\"launch\": {\"gpus\": \"0,1\"}}") << QStringLiteral("launch.gpus");
+        QTest::newRow("fractional gpu") << QByteArrayLiteral("{\"launch\": {\"gpus\": [0, 1.5]}}")
+                                        << QStringLiteral("\"launch.gpus\" must hold GPU indices (integers >= 0), not 1.5");
+        QTest::newRow("negative gpu") << QByteArrayLiteral("{\"launch\": {\"gpus\": [-1]}}") << QStringLiteral("not -1");
+        QTest::newRow("fractional version") << QByteArrayLiteral("{\"version\": 1.5}") << QStringLiteral("job format version 1.5 is not");
+        QTest::newRow("string version") << QByteArrayLiteral("{\"version\": \"1\"}") << QStringLiteral("job format version (not a number)");
+        QTest::newRow("no ranks") << QByteArrayLiteral("{\"launch\": {\"nproc\": 0}}")
+                                  << QStringLiteral("\"launch.nproc\" must be an integer from 1 to 1024");
+        QTest::newRow("too many ranks") << QByteArrayLiteral("{\"launch\": {\"nproc\": 100000}}")
+                                        << QStringLiteral("\"launch.nproc\" must be an integer from 1 to 1024");
+        QTest::newRow("fractional ranks") << QByteArrayLiteral("{\"launch\": {\"nproc\": 2.5}}") << QStringLiteral("launch.nproc");
+        QTest::newRow("port") << QByteArrayLiteral("{\"launch\": {\"master_port\": 70000}}") << QStringLiteral("launch.master_port");
+        QTest::newRow("restarts") << QByteArrayLiteral("{\"launch\": {\"max_restarts\": -1}}") << QStringLiteral("launch.max_restarts");
+        QTest::newRow("trainer list") << QByteArrayLiteral("{\"trainer\": {\"lr\": [0.1]}}")
+                                      << QStringLiteral("\"trainer.lr\" must be a number, a string or true/false");
     }
 
     void badFilesNameTheProblem()
@@ -57,6 +72,81 @@ private Q_SLOTS:
         } catch (const JobError& e) {
             QVERIFY2(e.message().contains(needle), qPrintable(e.message()));
         }
+    }
+
+    void loadThenSaveChangesNothing()
+    {
+        // Every launch key, integers past 6 significant digits, a fraction that needs all 17 digits,
+        // and trainer flags this version does not know: load -> save must give the same JSON back.
+        const QByteArray original = QByteArrayLiteral(R"({
+          "version": 1,
+          "launch": {"device": "cpu", "nproc": 3, "gpus": [], "output_root": "/data/runs", "run_dir": "/data/runs/a",
+                     "master_port": 29517, "max_restarts": 4, "heartbeat_timeout": 90.25, "grace_period": 7.5,
+                     "resume": "/data/runs/old", "trainer_path": "/opt/rm/ringmaster-trainer"},
+          "trainer": {"seed": 1234567, "max_steps": 9007199254740991, "lr": 0.012345678901234567,
+                      "label_smoothing": 0.1, "find_unused_parameters": true, "model": "cnn", "future_flag": "x"}
+        })");
+        QTemporaryDir dir;
+        QFile in(dir.filePath(QStringLiteral("in.json")));
+        QVERIFY(in.open(QIODevice::WriteOnly));
+        in.write(original);
+        in.close();
+        const QString saved = dir.filePath(QStringLiteral("out.json"));
+        JobSpec::load(in.fileName()).save(saved);
+        QFile out(saved);
+        QVERIFY(out.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(original).object();
+        const QJsonObject actual = QJsonDocument::fromJson(out.readAll()).object();
+        QCOMPARE(actual, expected);
+        QCOMPARE(actual.value(QStringLiteral("trainer")).toObject().value(QStringLiteral("seed")).toDouble(), 1234567.0);
+        // As trainer flags (what pre-flight passes on the command line) the numbers stay exact too.
+        const JobSpec job = JobSpec::load(in.fileName());
+        QCOMPARE(job.trainerOption(QStringLiteral("seed")), QStringLiteral("1234567"));
+        QCOMPARE(job.trainerOption(QStringLiteral("max-steps")), QStringLiteral("9007199254740991"));
+        QCOMPARE(job.trainerOption(QStringLiteral("lr")).toDouble(), 0.012345678901234567);
+        QCOMPARE(job.trainerOption(QStringLiteral("label_smoothing")), QStringLiteral("0.1"));
+        QCOMPARE(job.trainerOption(QStringLiteral("find-unused-parameters")), QStringLiteral("true"));
+    }
+
+    void equalsFormsAreHonoured()
+    {
+        QTemporaryDir dir;
+        JobSpec job = defaultJob(0);
+        job.setTrainerOption(QStringLiteral("epochs"), 7);
+        job.maxRestarts = 3;
+        const QString path = dir.filePath(QStringLiteral("job.json"));
+        job.save(path);
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--job=") + path,
+                                      QStringLiteral("--lr=0.2"), QStringLiteral("--nproc=3")},
+                                     &parsed, &quiet));
+        QCOMPARE(parsed.trainerOption(QStringLiteral("epochs")), QStringLiteral("7"));
+        QCOMPARE(parsed.maxRestarts, 3);
+        QCOMPARE(parsed.trainerOption(QStringLiteral("lr")), QStringLiteral("0.2"));
+        QCOMPARE(parsed.nproc, 3);
+    }
+
+    void nprocIsHonouredOnAGpuMachine()
+    {
+        // Four (fake) GPUs: --nproc 2 runs 2 ranks on the first two, not one per GPU.
+        const QByteArray fake = qgetenv("RINGMASTER_FAKE_NVML");
+        if (fake.isEmpty()) QSKIP("RINGMASTER_FAKE_NVML is not set");
+        qputenv("RINGMASTER_NVML_LIBRARY", fake);
+        qunsetenv("CUDA_VISIBLE_DEVICES");
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--nproc"), QStringLiteral("2")}, &parsed, &quiet));
+        QCOMPARE(parsed.device, QStringLiteral("cuda"));
+        QCOMPARE(parsed.worldSize(), 2);
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch")}, &parsed, &quiet));
+        QCOMPARE(parsed.worldSize(), 4);
+        // Under an inherited CUDA_VISIBLE_DEVICES only those GPUs count.
+        qputenv("CUDA_VISIBLE_DEVICES", "1,3");
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch")}, &parsed, &quiet));
+        QCOMPARE(parsed.worldSize(), 2);
+        qunsetenv("CUDA_VISIBLE_DEVICES");
+        qunsetenv("RINGMASTER_NVML_LIBRARY");
     }
 
     void flagsOverrideTheFile()
