@@ -37,7 +37,8 @@ QList<QJsonObject> FrameDecoder::feed(const QByteArray& bytes)
         start = newline + 1;
     }
     m_pending.remove(0, start);
-    if (m_pending.size() > m_maxFrameBytes) {
+    // What is pending still lacks its newline: at the limit already, the whole frame would exceed it.
+    if (m_pending.size() >= m_maxFrameBytes) {
         m_error = QStringLiteral("unterminated frame exceeds the %1-byte limit").arg(m_maxFrameBytes);
         m_pending.clear();
     }

@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+#include <sys/socket.h>
+
 #include "../protocol/wire.h"
 
 namespace ringmaster::supervisor {
@@ -28,6 +30,21 @@ double numberOr(const QJsonObject& frame, const char* key, double fallback)
     return value.isDouble() ? value.toDouble() : fallback;
 }
 
+QString textOf(const QJsonObject& frame, const char* key)
+{
+    return frame.value(QLatin1String(key)).toString();
+}
+
+// The pid of the process at the other end, from the kernel (not from anything it sent); 0 if unknown.
+qint64 peerPid(QLocalSocket* socket)
+{
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    const auto fd = static_cast<int>(socket->socketDescriptor());
+    if (fd < 0 || ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return 0;
+    return credentials.pid;
+}
+
 } // namespace
 
 MetricServer::MetricServer(QObject* parent)
@@ -37,7 +54,10 @@ MetricServer::MetricServer(QObject* parent)
 
 MetricServer::~MetricServer()
 {
-    for (auto it = m_peers.begin(); it != m_peers.end(); ++it) delete it.value();
+    for (auto it = m_peers.begin(); it != m_peers.end(); ++it) {
+        delete it.value()->helloDeadline;
+        delete it.value();
+    }
 }
 
 bool MetricServer::listen()
@@ -73,10 +93,26 @@ QString MetricServer::socketPath() const
 void MetricServer::onNewConnection()
 {
     while (QLocalSocket* socket = m_server->nextPendingConnection()) {
-        m_peers.insert(socket, new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1});
+        if (m_peers.size() >= protocol::kMaxConnections) {
+            ++m_rejectedConnections;
+            Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1 connections are already open").arg(m_peers.size()));
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
+        auto* peer = new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1, new QTimer};
+        peer->helloDeadline->setSingleShot(true);
+        connect(peer->helloDeadline, &QTimer::timeout, this, [this, socket] {
+            reject(socket, QStringLiteral("no hello within %1 ms").arg(protocol::kHelloTimeoutMs));
+        });
+        peer->helloDeadline->start(protocol::kHelloTimeoutMs);
+        m_peers.insert(socket, peer);
         connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
-            delete m_peers.take(socket);
+            if (Peer* gone = m_peers.take(socket)) {
+                delete gone->helloDeadline;
+                delete gone;
+            }
             socket->deleteLater();
         });
     }
@@ -86,7 +122,10 @@ void MetricServer::reject(QLocalSocket* socket, const QString& why)
 {
     ++m_rejectedConnections;
     Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1").arg(why));
-    delete m_peers.take(socket);
+    if (Peer* peer = m_peers.take(socket)) {
+        peer->helloDeadline->deleteLater(); // may be the timer whose timeout called us
+        delete peer;
+    }
     socket->disconnect(this);
     socket->abort();
     socket->deleteLater();
@@ -98,18 +137,23 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
     if (!peer) return;
     const auto frames = peer->decoder.feed(socket->readAll());
     for (const auto& frame : frames) {
-        if (frame.value(QStringLiteral("v")).toInt(-1) != protocol::kProtocolVersion) {
-            return reject(socket, QStringLiteral("protocol version %1, expected %2")
-                                      .arg(frame.value(QStringLiteral("v")).toInt(-1)).arg(protocol::kProtocolVersion));
+        const int version = static_cast<int>(numberOr(frame, protocol::kKeyVersion, -1));
+        if (version != protocol::kProtocolVersion) {
+            return reject(socket, QStringLiteral("protocol version %1, expected %2").arg(version).arg(protocol::kProtocolVersion));
         }
-        const QString type = frame.value(QStringLiteral("type")).toString();
+        const QString type = textOf(frame, protocol::kKeyType);
         if (peer->rank < 0) {
-            const int rank = frame.value(QStringLiteral("rank")).toInt(-1);
-            if (type != QLatin1String("hello") || frame.value(QStringLiteral("token")).toString() != m_token || rank < 0) {
-                return reject(socket, type == QLatin1String("hello") ? QStringLiteral("wrong token or rank")
-                                                                     : QStringLiteral("first frame was not a hello"));
+            const int rank = static_cast<int>(numberOr(frame, protocol::kKeyRank, -1));
+            if (type != QLatin1String(protocol::kTypeHello) || textOf(frame, protocol::kKeyToken) != m_token || rank < 0) {
+                return reject(socket, type == QLatin1String(protocol::kTypeHello) ? QStringLiteral("wrong token or rank")
+                                                                                  : QStringLiteral("first frame was not a hello"));
+            }
+            const qint64 pid = peerPid(socket);
+            if (m_peerCheck && !m_peerCheck(rank, pid)) {
+                return reject(socket, QStringLiteral("process %1 is not rank %2 of this run").arg(pid).arg(rank));
             }
             peer->rank = rank;
+            peer->helloDeadline->stop();
             continue;
         }
         dispatch(peer->rank, frame);
@@ -119,36 +163,36 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
 
 void MetricServer::dispatch(int rank, const QJsonObject& frame)
 {
-    const QString type = frame.value(QStringLiteral("type")).toString();
-    if (type == QLatin1String("heartbeat")) {
-        Q_EMIT heartbeatReceived(rank, static_cast<qint64>(numberOr(frame, "step", 0)),
-                                 frame.value(QStringLiteral("phase")).toString());
+    using namespace protocol;
+    const QString type = textOf(frame, kKeyType);
+    if (type == QLatin1String(kTypeHeartbeat)) {
+        Q_EMIT heartbeatReceived(rank, static_cast<qint64>(numberOr(frame, kKeyStep, 0)), textOf(frame, kKeyPhase));
         return;
     }
     if (rank != 0) {
         Q_EMIT notice(QStringLiteral("ignored a '%1' frame from rank %2: only rank 0 reports metrics").arg(type).arg(rank));
         return;
     }
-    if (type == QLatin1String("step")) {
+    if (type == QLatin1String(kTypeStep)) {
         StepMetric m;
-        m.step = static_cast<qint64>(numberOr(frame, "step", 0));
-        m.epoch = static_cast<qint64>(numberOr(frame, "epoch", 0));
-        m.loss = numberOr(frame, "loss", std::nan(""));
-        m.lr = numberOr(frame, "lr", 0);
-        m.samplesPerSec = numberOr(frame, "samples_per_sec", 0);
-        m.wallTime = numberOr(frame, "wall_time", 0);
+        m.step = static_cast<qint64>(numberOr(frame, kKeyStep, 0));
+        m.epoch = static_cast<qint64>(numberOr(frame, kKeyEpoch, 0));
+        m.loss = numberOr(frame, kKeyLoss, std::nan(""));
+        m.lr = numberOr(frame, kKeyLr, 0);
+        m.samplesPerSec = numberOr(frame, kKeySamplesPerSec, 0);
+        m.wallTime = numberOr(frame, kKeyWallTime, 0);
         Q_EMIT stepReceived(m);
-    } else if (type == QLatin1String("eval")) {
+    } else if (type == QLatin1String(kTypeEval)) {
         EvalMetric m;
-        m.epoch = static_cast<qint64>(numberOr(frame, "epoch", 0));
-        m.step = static_cast<qint64>(numberOr(frame, "step", 0));
-        m.valLoss = numberOr(frame, "val_loss", std::nan(""));
-        m.valAccuracy = numberOr(frame, "val_accuracy", std::nan(""));
+        m.epoch = static_cast<qint64>(numberOr(frame, kKeyEpoch, 0));
+        m.step = static_cast<qint64>(numberOr(frame, kKeyStep, 0));
+        m.valLoss = numberOr(frame, kKeyValLoss, std::nan(""));
+        m.valAccuracy = numberOr(frame, kKeyValAccuracy, std::nan(""));
         Q_EMIT evalReceived(m);
-    } else if (type == QLatin1String("checkpoint")) {
-        Q_EMIT checkpointReceived(static_cast<qint64>(numberOr(frame, "step", 0)), frame.value(QStringLiteral("path")).toString());
-    } else if (type == QLatin1String("status")) {
-        Q_EMIT statusReceived(frame.value(QStringLiteral("status")).toString(), frame);
+    } else if (type == QLatin1String(kTypeCheckpoint)) {
+        Q_EMIT checkpointReceived(static_cast<qint64>(numberOr(frame, kKeyStep, 0)), textOf(frame, kKeyPath));
+    } else if (type == QLatin1String(kTypeStatus)) {
+        Q_EMIT statusReceived(textOf(frame, kKeyStatus), frame);
     }
 }
 

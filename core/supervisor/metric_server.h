@@ -1,7 +1,10 @@
 #pragma once
 // The supervisor's end of the reporting socket: a QLocalServer in a private (0700) directory, one per
-// run, with a random token. A connection must say hello with the token first; a wrong token, a wrong
-// protocol version, a malformed or oversized frame closes it, is logged, and nothing it sent is used.
+// run, with a random token. A connection must say hello with the token within
+// protocol::kHelloTimeoutMs, and the connecting process (SO_PEERCRED, from the kernel, not from the
+// frame) must be the rank it claims to be or that rank's descendant: holding the token is not enough
+// to speak for rank 0. A wrong token, pid or protocol version, a malformed or oversized frame closes
+// the connection, is logged, and nothing it sent is used. At most protocol::kMaxConnections are open.
 // Metrics are accepted from rank 0 only; heartbeats from every rank.
 
 #include <QElapsedTimer>
@@ -9,7 +12,9 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QTemporaryDir>
+#include <QTimer>
 
+#include <functional>
 #include <memory>
 
 #include "frame_decoder.h"
@@ -28,6 +33,9 @@ public:
     explicit MetricServer(QObject* parent = nullptr);
     ~MetricServer() override;
 
+    // Decides whether process `pid` may speak for `rank` (set before listen(); without one every
+    // pid is accepted, as in tests of the protocol alone).
+    void setPeerCheck(std::function<bool(int rank, qint64 pid)> check) { m_peerCheck = std::move(check); }
     // Creates the private directory and listens; returns false with error() set.
     bool listen();
     QString socketPath() const;
@@ -50,6 +58,7 @@ private:
     {
         FrameDecoder decoder;
         int rank = -1; // -1 until the hello is accepted
+        QTimer* helloDeadline = nullptr;
     };
 
     void onNewConnection();
@@ -62,6 +71,7 @@ private:
     QString m_token;
     QString m_error;
     QHash<QLocalSocket*, Peer*> m_peers;
+    std::function<bool(int, qint64)> m_peerCheck;
     qint64 m_rejectedConnections = 0;
 };
 

@@ -39,6 +39,27 @@ private Q_SLOTS:
         QVERIFY(tight.failed());
     }
 
+    void frameOfExactlyTheLimitPassesOneMoreFails()
+    {
+        const QByteArray frame = QByteArrayLiteral("{\"a\":12}\n"); // 9 bytes with the newline
+        FrameDecoder exact(9);
+        QCOMPARE(exact.feed(frame).size(), 1);
+        QVERIFY(!exact.failed());
+        // The same frame in two reads: 8 bytes pending are still within the limit.
+        FrameDecoder split(9);
+        QVERIFY(split.feed(frame.left(8)).isEmpty());
+        QVERIFY(!split.failed());
+        QCOMPARE(split.feed(frame.mid(8)).size(), 1);
+        // 9 bytes and still no newline: with its newline the frame would be 10, so it fails now,
+        // holding no more than the limit in memory.
+        FrameDecoder over(9);
+        QVERIFY(over.feed(QByteArrayLiteral("{\"a\":123}")).isEmpty());
+        QVERIFY(over.failed());
+        FrameDecoder overOneRead(9);
+        QVERIFY(overOneRead.feed(QByteArrayLiteral("{\"a\":123}\n")).isEmpty());
+        QVERIFY(overOneRead.error().contains(QStringLiteral("10 bytes")));
+    }
+
     void malformedFails()
     {
         FrameDecoder decoder(1024);

@@ -1,0 +1,102 @@
+// MetricServer on its own: a client that holds the token but is not the rank it claims is rejected
+// (the pid comes from the kernel, SO_PEERCRED), a client that never says hello is dropped after the
+// hello deadline, and a genuine rank is heard.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocalSocket>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <unistd.h>
+
+#include "../../core/protocol/wire.h"
+#include "metric_server.h"
+
+using namespace ringmaster::supervisor;
+namespace protocol = ringmaster::protocol;
+
+namespace {
+
+QByteArray frame(const QJsonObject& object)
+{
+    QJsonObject withVersion = object;
+    withVersion.insert(QString::fromLatin1(protocol::kKeyVersion), protocol::kProtocolVersion);
+    return QJsonDocument(withVersion).toJson(QJsonDocument::Compact) + '\n';
+}
+
+QByteArray hello(int rank, const QString& token)
+{
+    return frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeHello)},
+                  {QString::fromLatin1(protocol::kKeyRank), rank},
+                  {QString::fromLatin1(protocol::kKeyPid), static_cast<qint64>(::getpid())},
+                  {QString::fromLatin1(protocol::kKeyToken), token}});
+}
+
+QByteArray heartbeat(qint64 step)
+{
+    return frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeHeartbeat)},
+                  {QString::fromLatin1(protocol::kKeyStep), step},
+                  {QString::fromLatin1(protocol::kKeyPhase), QStringLiteral("train")}});
+}
+
+} // namespace
+
+class TestMetricServer : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void tokenWithoutBeingTheRankIsRejected()
+    {
+        // Rank 0 is some other process (pid 1 here): this test process has the token, claims rank 0,
+        // and must not be heard.
+        qint64 rankZeroPid = 1;
+        MetricServer server;
+        QList<int> checkedRanks;
+        server.setPeerCheck([&](int rank, qint64 pid) {
+            checkedRanks.append(rank);
+            return pid == rankZeroPid;
+        });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        QSignalSpy notices(&server, &MetricServer::notice);
+
+        QLocalSocket impostor;
+        impostor.connectToServer(server.socketPath());
+        QVERIFY(impostor.waitForConnected(5000));
+        impostor.write(hello(0, server.token()) + heartbeat(41));
+        impostor.flush();
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, 5000);
+        QCOMPARE(checkedRanks, QList<int>{0});
+        QVERIFY(notices.last().first().toString().contains(QStringLiteral("process %1 is not rank 0").arg(::getpid())));
+        QTRY_COMPARE_WITH_TIMEOUT(impostor.state(), QLocalSocket::UnconnectedState, 5000);
+        QCOMPARE(heartbeats.size(), 0);
+
+        // The same client, when it is the rank's process, is heard.
+        rankZeroPid = ::getpid();
+        QLocalSocket rank;
+        rank.connectToServer(server.socketPath());
+        QVERIFY(rank.waitForConnected(5000));
+        rank.write(hello(0, server.token()) + heartbeat(42));
+        rank.flush();
+        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
+        QCOMPARE(heartbeats.first().at(1).toLongLong(), 42);
+        QCOMPARE(server.rejectedConnections(), 1);
+    }
+
+    void silentConnectionIsDroppedAfterTheHelloDeadline()
+    {
+        MetricServer server;
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QLocalSocket silent;
+        silent.connectToServer(server.socketPath());
+        QVERIFY(silent.waitForConnected(5000));
+        QTest::qWait(protocol::kHelloTimeoutMs / 2);
+        QCOMPARE(server.rejectedConnections(), 0); // not before the deadline
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, protocol::kHelloTimeoutMs * 2);
+        QTRY_COMPARE_WITH_TIMEOUT(silent.state(), QLocalSocket::UnconnectedState, 5000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMetricServer)
+#include "tst_metric_server.moc"
