@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -12,15 +13,36 @@
 namespace ringmaster::supervisor {
 namespace {
 
+constexpr int kChildSetupFailedExitCode = 126;
+
+// Writes "ringmaster: MESSAGE (errno N)\n" to stderr with async-signal-safe calls only.
+void childFailure(const char* message)
+{
+    const int error = errno;
+    char digits[16];
+    int length = 0;
+    for (int value = error; length == 0 || value > 0; value /= 10) digits[length++] = static_cast<char>('0' + value % 10);
+    char text[256];
+    int at = 0;
+    auto put = [&](const char* s) { while (*s && at < static_cast<int>(sizeof text) - 1) text[at++] = *s++; };
+    put("ringmaster: ");
+    put(message);
+    put(" (errno ");
+    while (length > 0 && at < static_cast<int>(sizeof text) - 1) text[at++] = digits[--length];
+    put(")\n");
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, text, static_cast<size_t>(at));
+    ::_exit(kChildSetupFailedExitCode);
+}
+
 // Runs in the forked child before exec: async-signal-safe calls only.
 void prepareChild(pid_t groupLeader, pid_t supervisorPid)
 {
-    if (groupLeader == 0) {
-        ::setsid();                       // new session and process group: terminal Ctrl-C never reaches it
-    } else {
-        ::setpgid(0, groupLeader);        // join the job's group, so one kill(-group) reaches every rank
-    }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // the supervisor dying (even by SIGKILL) takes the rank with it
+    // Every rank in one new process group that is not the terminal's foreground group: Ctrl-C typed
+    // at the terminal reaches only the front end, which forwards one graceful stop. Rank 0 founds the
+    // group (setpgid(0, 0)), the others join it. Not setsid(): a rank in a new session could not be
+    // joined by the others (EPERM).
+    if (::setpgid(0, groupLeader) != 0) childFailure("cannot join the job's process group");
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFailure("cannot ask to die with the supervisor"); // even if it is SIGKILLed
     if (::getppid() != supervisorPid) ::_exit(127); // the supervisor died before prctl took effect
     const long maxFd = ::sysconf(_SC_OPEN_MAX);
     for (int fd = 3; fd < (maxFd > 0 && maxFd < 65536 ? maxFd : 65536); ++fd) {
@@ -76,11 +98,26 @@ void RankProcess::start(const QString& program, const QStringList& arguments, co
     m_process.setArguments(arguments);
     m_process.setProcessEnvironment(environment);
     m_process.setProcessChannelMode(QProcess::SeparateChannels);
+    m_process.setStandardInputFile(QProcess::nullDevice()); // a background group must never read the terminal
     m_process.setChildProcessModifier([groupLeader, supervisorPid] { prepareChild(groupLeader, supervisorPid); });
     m_process.start(QIODevice::ReadOnly);
     // Qt reports the pid once exec succeeded; rank 0's pid is the group the next ranks join, so wait
     // for it here (milliseconds) rather than race the next fork.
-    if (m_process.waitForStarted(kStartTimeoutMs)) m_pid = m_process.processId();
+    if (!m_process.waitForStarted(kStartTimeoutMs)) return;
+    m_pid = m_process.processId();
+    // The parent's half of the check: the child is in the group it was meant to found or join.
+    const pid_t expected = groupLeader == 0 ? static_cast<pid_t>(m_pid) : groupLeader;
+    const pid_t actual = ::getpgid(static_cast<pid_t>(m_pid));
+    if (actual != expected && m_process.state() == QProcess::Running) {
+        ::kill(static_cast<pid_t>(m_pid), SIGKILL);
+        m_process.waitForFinished(kStartTimeoutMs);
+        if (!m_reportedEnd) {
+            m_reportedEnd = true;
+            const QString why = QStringLiteral("is in process group %1 instead of the job's group %2").arg(actual).arg(expected);
+            writeLine("launcher", why.toUtf8());
+            Q_EMIT failedToStart(m_rank, why);
+        }
+    }
 }
 
 QStringList RankProcess::lastLines(int count) const
@@ -114,11 +151,6 @@ void RankProcess::writeLine(const char* tag, const QByteArray& line)
     m_tail.append(text);
     if (m_tail.size() > kTailLines) m_tail.removeFirst();
     Q_EMIT lineLogged(m_rank, text);
-}
-
-void signalGroup(pid_t group, int signal)
-{
-    if (group > 0) ::kill(-group, signal);
 }
 
 QString signalName(int signal)

@@ -1,9 +1,10 @@
 #pragma once
 // One trainer rank as a child process. Started with an argument list (never a shell); in the child,
-// before exec: joins the job's process group (rank 0 founds it with setsid), asks the kernel to
-// SIGKILL it if the supervisor dies (PR_SET_PDEATHSIG), and marks every inherited descriptor above
-// stderr close-on-exec. stdout and stderr are split into lines, timestamped and appended to
-// logs/rank-N.log, and emitted as lines.
+// before exec: joins the job's process group (rank 0 founds it with setpgid(0, 0); the result is
+// checked in the child, which exits 126 with a message on failure, and again in the parent), asks
+// the kernel to SIGKILL it if the supervisor dies (PR_SET_PDEATHSIG), and marks every inherited
+// descriptor above stderr close-on-exec. stdin is /dev/null. stdout and stderr are split into lines,
+// timestamped and appended to logs/rank-N.log, and emitted as lines.
 
 #include <QFile>
 #include <QObject>
@@ -22,7 +23,7 @@ public:
     RankProcess(int rank, const QString& logPath, QObject* parent = nullptr);
     ~RankProcess() override;
 
-    // groupLeader: the job's process group id, or 0 to found a new session/group (rank 0).
+    // groupLeader: the job's process group id, or 0 to found a new group (rank 0).
     void start(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment,
                pid_t groupLeader);
     int rank() const { return m_rank; }
@@ -55,8 +56,6 @@ private:
     bool m_reportedEnd = false;
 };
 
-// Sends a signal to a whole process group (and so every rank and anything they spawned).
-void signalGroup(pid_t group, int signal);
 QString signalName(int signal);
 
 } // namespace ringmaster::supervisor

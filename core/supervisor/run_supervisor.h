@@ -1,21 +1,28 @@
 #pragma once
-// Runs one job: pre-flight, a new run directory, the metric socket, one ringmaster-trainer per rank
-// in one process group, then watches it. One rank failing (or going silent past the heartbeat
-// timeout) brings the whole group down and names the root cause; --max-restarts relaunches from the
-// latest checkpoint. Stop is graceful (SIGTERM, grace period, SIGKILL); destruction kills everything,
-// so no trainer outlives its supervisor. Shared by ringmaster-launch and the GUI.
+// Runs one job: pre-flight, a run directory, the metric socket, one ringmaster-trainer per rank in
+// one process group of its own (not the terminal's: Ctrl-C reaches the front end, which asks for a
+// graceful stop), then watches it. One rank failing (or going silent past the heartbeat timeout)
+// brings the whole group down and names the root cause (failure_verdict.h); --max-restarts relaunches
+// from the latest checkpoint; a rendezvous port taken by another process between pre-flight and
+// rank 0's bind is retried on a new port without counting as a restart. Stop is graceful (SIGTERM,
+// grace period, SIGKILL); destruction kills every rank it still owns, so no trainer outlives its
+// supervisor. Shared by ringmaster-launch and the GUI.
 
 #include <QElapsedTimer>
-#include <QFile>
 #include <QList>
 #include <QObject>
+#include <QProcessEnvironment>
+#include <QSet>
 #include <QTimer>
 
 #include <memory>
 #include <vector>
 
+#include "failure_verdict.h"
 #include "job_spec.h"
+#include "oom_watch.h"
 #include "preflight.h"
+#include "run_directory.h"
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
@@ -28,6 +35,9 @@ class RunSupervisor : public QObject
     Q_OBJECT
 
 public:
+    // Relaunches on a new port after "address in use", before the run counts as failed.
+    static constexpr int kMaxPortRetries = 3;
+
     explicit RunSupervisor(QObject* parent = nullptr);
     ~RunSupervisor() override;
 
@@ -46,15 +56,19 @@ public:
 
     RunState state() const { return m_state; }
     const JobSpec& job() const { return m_job; }
-    QString runDir() const { return m_runDir; }
+    QString runDir() const { return m_dir.path(); }
     QString socketPath() const;
+    int masterPort() const { return m_masterPort; }
     int restartCount() const { return m_restarts; }
+    int portRetryCount() const { return m_portRetries; }
     qint64 totalSteps() const { return m_totalSteps; }
     qint64 stepsPerEpoch() const { return m_stepsPerEpoch; }
     qint64 stepsReceived() const { return m_stepsReceived; }
     qint64 rejectedConnections() const;
     QList<RankStatus> ranks() const;
-    RootCause rootCause() const { return m_rootCause; }
+    // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
+    qint64 processGroup() const;
+    RootCause rootCause() const { return m_verdict.rootCause(); }
 
 Q_SIGNALS:
     void stateChanged(ringmaster::supervisor::RunState state);
@@ -72,40 +86,42 @@ Q_SIGNALS:
 private:
     struct Rank;
 
-    bool prepareRunDirectory(QString* error);
+    void connectServer();
     void launchGroup();
+    QProcessEnvironment rankEnvironment() const;
+    bool ownsGroup() const;
+    bool acceptsPeer(int rank, qint64 pid) const;
     void onRankFinished(int rank, int exitCode, int exitSignal);
     void onHeartbeat(int rank, qint64 step, const QString& phase);
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
-    void recordFailure(int rank, const QString& reason, int priority, int exitCode = 0, int exitSignal = 0);
+    void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
     void concludeIfAllExited();
+    bool relaunchAfter(const QString& why, bool countsAsRestart);
     void finishRun(RunState state);
-    void patchSummary(RunState state);
-    QString summaryStatus() const;
     void setState(RunState state);
     void log(const QString& message);
-    QString latestCheckpoint() const;
 
     JobSpec m_job;
-    QString m_trainerPath;
-    QString m_runDir;
+    PreflightResult m_checked;
     int m_masterPort = 0;
+    RunDirectory m_dir;
     RunState m_state = RunState::Idle;
     std::unique_ptr<MetricServer> m_server;
     std::vector<std::unique_ptr<Rank>> m_ranks;
     pid_t m_group = 0;
+    QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks
+    OomWatch m_oom;
     QTimer m_watchdog;
     QTimer m_escalation;
-    QTimer m_verdict;
-    QFile m_launcherLog;
-    RootCause m_rootCause;
-    int m_rootCausePriority = -1;
+    QTimer m_verdictWindow;
+    FailureVerdict m_verdict;
     bool m_stopRequested = false;
     bool m_bringingDown = false;
     int m_restarts = 0;
+    int m_portRetries = 0;
     qint64 m_totalSteps = 0;
     qint64 m_stepsPerEpoch = 0;
     qint64 m_stepsReceived = 0;

@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+#include <cmath>
+
 namespace ringmaster::supervisor {
 
 QString runStateName(RunState state)
@@ -40,6 +42,15 @@ QString RootCause::summary() const
 {
     if (rank < 0) return reason;
     return QStringLiteral("rank %1 %2").arg(rank).arg(reason);
+}
+
+QString formatDuration(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
+    const auto total = static_cast<qint64>(seconds + 0.5);
+    const QLatin1Char zero('0');
+    if (total >= 3600) return QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, zero).arg(total % 60, 2, 10, zero);
+    return QStringLiteral("%1:%2").arg(total / 60).arg(total % 60, 2, 10, zero);
 }
 
 } // namespace ringmaster::supervisor

@@ -43,6 +43,7 @@ struct RankStatus
     qint64 msSinceHeartbeat = -1;
     int exitCode = 0;
     int exitSignal = 0;       // non-zero when killed by a signal
+    qint64 peakRssKiB = -1;   // peak resident memory seen (VmHWM), -1 before the first sample
 };
 
 // Why a run failed: the first rank that failed, how, and its last log lines.
@@ -55,5 +56,8 @@ struct RootCause
     QStringList lastLines;
     QString summary() const;
 };
+
+// "1:05" or "2:03:09" (an ETA, a run's length); "--:--" for an unknown or negative time.
+QString formatDuration(double seconds);
 
 } // namespace ringmaster::supervisor

@@ -4,6 +4,8 @@
 #include <QFile>
 #include <QRegularExpression>
 
+#include "proc_info.h"
+
 #include <cerrno>
 #include <csignal>
 
@@ -38,11 +40,8 @@ bool processGone(qint64 pid)
 {
     if (pid <= 0) return false;
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!stat.open(QIODevice::ReadOnly)) return true;
-    const QByteArray text = stat.readAll();
-    const qsizetype close = text.lastIndexOf(')');
-    return close >= 0 && close + 2 < text.size() && text.at(close + 2) == 'Z';
+    const QChar state = proc::state(pid);
+    return state == QLatin1Char('?') || state == QLatin1Char('Z');
 }
 
 QString readAll(const QString& path)

@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -24,8 +25,11 @@ struct Launch
     QProcess process;
     QString output;
 
-    void start(const QStringList& arguments)
+    void start(const QStringList& arguments, const QStringList& environment = {})
     {
+        auto env = QProcessEnvironment::systemEnvironment();
+        for (const QString& pair : environment) env.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
+        process.setProcessEnvironment(env);
         process.setProgram(launchPath());
         process.setArguments(arguments);
         process.setProcessChannelMode(QProcess::MergedChannels);
@@ -60,34 +64,51 @@ private Q_SLOTS:
     {
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("needle");
+        QTest::addColumn<QStringList>("environment");
+        const QString fakeNvml = QStringLiteral("RINGMASTER_NVML_LIBRARY=") + qEnvironmentVariable("RINGMASTER_FAKE_NVML");
+        QTest::newRow("batch larger than a rank's shard")
+            << QStringList{QStringLiteral("--batch-size"), QStringLiteral("100000")} << QStringLiteral("--batch-size 100000")
+            << QStringList{};
+        // The message names the flag the user typed, never a temporary file they did not write.
+        QTest::newRow("not an integer") << QStringList{QStringLiteral("--epochs"), QStringLiteral("abc")}
+                                        << QStringLiteral("--epochs") << QStringList{};
+        QTest::newRow("more ranks than gpus") << QStringList{QStringLiteral("--device"), QStringLiteral("cuda"),
+                                                             QStringLiteral("--nproc"), QStringLiteral("5")}
+                                              << QStringLiteral("--nproc 5: only 4 GPU(s) usable") << QStringList{fakeNvml};
+        QTest::newRow("gpu outside inherited visible devices")
+            << QStringList{QStringLiteral("--gpus"), QStringLiteral("0")} << QStringLiteral("GPU 0 is not usable here")
+            << QStringList{fakeNvml, QStringLiteral("CUDA_VISIBLE_DEVICES=2,3")};
         QTest::newRow("gpu out of range") << QStringList{QStringLiteral("--gpus"), QStringLiteral("3")}
-                                          << QStringLiteral("GPU 3 does not exist");
+                                          << QStringLiteral("GPU 3 does not exist") << QStringList{};
         QTest::newRow("duplicate gpu") << QStringList{QStringLiteral("--gpus"), QStringLiteral("0,0")}
-                                       << QStringLiteral("GPU 0 is listed twice");
+                                       << QStringLiteral("GPU 0 is listed twice") << QStringList{};
         QTest::newRow("missing dataset") << QStringList{QStringLiteral("--data"), QStringLiteral("/nonexistent/data")}
-                                         << QStringLiteral("--data /nonexistent/data: folder /nonexistent/data does not exist");
+                                         << QStringLiteral("--data /nonexistent/data: folder /nonexistent/data does not exist") << QStringList{};
         QTest::newRow("bad hyperparameter") << QStringList{QStringLiteral("--batch-size"), QStringLiteral("0")}
-                                            << QStringLiteral("--batch-size: must be >= 1");
+                                            << QStringLiteral("--batch-size: must be >= 1") << QStringList{};
         QTest::newRow("unknown trainer flag") << QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1")}
-                                              << QStringLiteral("unknown option '--learning-rate'");
+                                              << QStringLiteral("unknown option '--learning-rate'") << QStringList{};
         QTest::newRow("bad nproc") << QStringList{QStringLiteral("--nproc"), QStringLiteral("0")}
-                                   << QStringLiteral("--nproc 0");
+                                   << QStringLiteral("--nproc 0") << QStringList{};
         QTest::newRow("bad nproc on cpu") << QStringList{QStringLiteral("--device"), QStringLiteral("cpu"),
                                                          QStringLiteral("--nproc"), QStringLiteral("0")}
-                                          << QStringLiteral("--nproc 0");
+                                          << QStringLiteral("--nproc 0") << QStringList{};
     }
 
     void preflightErrorsLaunchNothing()
     {
         QFETCH(QStringList, arguments);
         QFETCH(QString, needle);
+        QFETCH(QStringList, environment);
         QTemporaryDir root;
         Launch launch;
-        launch.start(baseArguments(root.path()) + arguments);
+        launch.start(baseArguments(root.path()) + arguments, environment);
         QVERIFY(launch.process.waitForFinished(60000));
         launch.read();
         QCOMPARE(launch.process.exitCode(), 2);
         QVERIFY2(launch.output.contains(needle), qPrintable(launch.output));
+        QVERIFY2(!launch.output.contains(QStringLiteral("ringmaster-job-")), qPrintable(launch.output));
+        QVERIFY2(launch.output.trimmed().count(QLatin1Char('\n')) == 0, qPrintable(launch.output)); // one line
         QVERIFY2(QDir(root.path()).isEmpty(), "a run directory was created for a job that failed pre-flight");
     }
 

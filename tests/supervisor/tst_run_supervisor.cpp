@@ -12,7 +12,10 @@
 
 #include <csignal>
 
+#include <unistd.h>
+
 #include "run_supervisor.h"
+#include "memory_cgroup.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor;
@@ -31,6 +34,20 @@ bool waitForFinish(RunSupervisor& supervisor, int timeoutMs = kRunTimeoutMs)
 {
     return QTest::qWaitFor([&] { return isFinal(supervisor.state()); }, timeoutMs);
 }
+
+// A stand-in trainer: a shell script (the body below) that the supervisor launches instead.
+QString writeStub(const QString& dir, const QString& body)
+{
+    const QString path = dir + QStringLiteral("/stub-trainer.sh");
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return {};
+    file.write("#!/bin/sh\n" + body.toUtf8() + "\n");
+    file.close();
+    file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
+constexpr qint64 kOomLimitBytes = 96ll << 20;
 
 } // namespace
 
@@ -98,11 +115,121 @@ private Q_SLOTS:
         QCOMPARE(supervisor.state(), RunState::Failed);
         QCOMPARE(supervisor.rootCause().rank, 1);
         QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("SIGKILL")), qPrintable(supervisor.rootCause().reason));
+        // Ringmaster sent no signal: the reason says so plainly instead of quoting a log line.
+        QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("which Ringmaster did not send")),
+                 qPrintable(supervisor.rootCause().reason));
+        QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("peak memory")), qPrintable(supervisor.rootCause().reason));
         QCOMPARE(supervisor.rootCause().exitSignal, SIGKILL);
         for (const auto& rank : ranks) QVERIFY(processGone(rank.pid));
         const auto summary = summaryOf(supervisor.runDir());
         QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
         QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(), 1);
+    }
+
+    void ranksShareAGroupOfTheirOwn()
+    {
+        QTemporaryDir root;
+        RunSupervisor supervisor;
+        QString error;
+        QVERIFY2(supervisor.start(cpuJob(root.path(), 0, 20), &error), qPrintable(error));
+        QVERIFY(QTest::qWaitFor([&] { return supervisor.stepsReceived() >= 1; }, kRunTimeoutMs));
+        const qint64 group = supervisor.processGroup();
+        QVERIFY(group > 0);
+        QVERIFY(group != ::getpgrp()); // not the front end's (the terminal's) group
+        for (const auto& rank : supervisor.ranks()) QCOMPARE(static_cast<qint64>(::getpgid(static_cast<pid_t>(rank.pid))), group);
+        QCOMPARE(static_cast<qint64>(supervisor.ranks().at(0).pid), group);
+        supervisor.kill();
+        QVERIFY(waitForFinish(supervisor, 20000));
+        // Every rank is reaped: the group id may now be reused by anyone, so it is no longer ours to signal.
+        QCOMPARE(supervisor.processGroup(), 0);
+    }
+
+    void takenRendezvousPortIsRetriedOnANewPort()
+    {
+        // Another process takes the port between pre-flight and rank 0's bind: rank 0 exits 3
+        // (address in use). That is not bad input: the run goes on, on a new port, and no restart is used.
+        QTemporaryDir root;
+        const QString stub = writeStub(root.path(), QStringLiteral(R"SH(
+for a in "$@"; do [ "$a" = --validate-only ] && exec "$RM_REAL_TRAINER" "$@"; done
+if [ "$RANK" = 0 ] && [ ! -e "$RM_MARK" ]; then
+  touch "$RM_MARK"
+  echo "ringmaster-trainer: error: rendezvous port $MASTER_PORT on 127.0.0.1 is already in use" >&2
+  exit 3
+fi
+exec "$RM_REAL_TRAINER" "$@")SH"));
+        qputenv("RM_REAL_TRAINER", trainerPath().toUtf8());
+        qputenv("RM_MARK", root.filePath(QStringLiteral("taken")).toUtf8());
+        RunSupervisor supervisor;
+        JobSpec job = cpuJob(root.path(), 20);
+        job.trainerPath = stub;
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        const int firstPort = supervisor.masterPort();
+        QVERIFY(waitForFinish(supervisor));
+        qunsetenv("RM_REAL_TRAINER");
+        qunsetenv("RM_MARK");
+        QCOMPARE(supervisor.state(), RunState::Completed);
+        QCOMPARE(supervisor.restartCount(), 0);
+        QCOMPARE(supervisor.portRetryCount(), 1);
+        QVERIFY(supervisor.masterPort() != firstPort);
+        QVERIFY(readAll(supervisor.runDir() + QStringLiteral("/logs/launcher.log"))
+                    .contains(QStringLiteral("rendezvous port %1 was taken by another process").arg(firstPort)));
+        QCOMPARE(csvRows(supervisor.runDir() + QStringLiteral("/metrics.csv")), 20);
+    }
+
+    void stackFramesNeverReachTheRootCause()
+    {
+        // A rank that dies of an uncaught C++ exception prints "terminate called …" and a screenful of
+        // frames. The verdict shows the error, not the frames; the rank's log keeps everything.
+        QTemporaryDir root;
+        const QString stub = writeStub(root.path(), QStringLiteral(R"SH(
+for a in "$@"; do [ "$a" = --validate-only ] && exit 0; done
+if [ "$RANK" = 0 ]; then
+  echo "rank 0/2 pid $$ joined"
+  echo "terminate called after throwing an instance of 'c10::Error'" >&2
+  echo "  what():  [enforce fail at inline_container.cc:337] . unexpected pos 4416 vs 4310" >&2
+  echo "Exception raised from write_record at ../caffe2/serialize/inline_container.cc:337 (most recent call first):" >&2
+  i=0; while [ $i -lt 17 ]; do echo "frame #$i: <unknown function> + 0x1c3d (0x7f0 in /usr/lib/libtorch_cpu.so)" >&2; i=$((i+1)); done
+  kill -ABRT $$
+fi
+exec sleep 60)SH"));
+        RunSupervisor supervisor;
+        JobSpec job = cpuJob(root.path(), 20);
+        job.trainerPath = stub;
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        QVERIFY(waitForFinish(supervisor, 30000));
+        QCOMPARE(supervisor.state(), RunState::Failed);
+        const RootCause cause = supervisor.rootCause();
+        QCOMPARE(cause.rank, 0);
+        QVERIFY2(cause.reason.contains(QStringLiteral("SIGABRT")), qPrintable(cause.reason));
+        const QString shown = cause.lastLines.join(QLatin1Char('\n'));
+        QVERIFY2(shown.contains(QStringLiteral("unexpected pos 4416")), qPrintable(shown));
+        QVERIFY2(!shown.contains(QStringLiteral("frame #")), qPrintable(shown));
+        QVERIFY2(!shown.contains(QStringLiteral("terminate called")), qPrintable(shown));
+        const QString summary = readAll(supervisor.runDir() + QStringLiteral("/summary.json"));
+        QVERIFY(!summary.contains(QStringLiteral("frame #")));
+        QVERIFY(readAll(supervisor.runDir() + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("frame #16:")));
+    }
+
+    void outOfMemoryKillIsNamed()
+    {
+        // The ranks are moved into a memory cgroup far smaller than the dataset they load: the
+        // kernel's OOM killer ends one with SIGKILL, and the verdict says so with its peak memory.
+        MemoryCgroup cgroup;
+        if (const QString why = cgroup.create(kOomLimitBytes); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir root;
+        RunSupervisor supervisor;
+        JobSpec job = cpuJob(root.path(), 20);
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        for (const auto& rank : supervisor.ranks()) QVERIFY(cgroup.add(rank.pid));
+        QVERIFY(waitForFinish(supervisor, 60000));
+        QCOMPARE(supervisor.state(), RunState::Failed);
+        const RootCause cause = supervisor.rootCause();
+        QVERIFY2(cause.reason.contains(QStringLiteral("killed by the out-of-memory killer (peak memory ")),
+                 qPrintable(cause.summary()));
+        QCOMPARE(cause.exitSignal, SIGKILL);
     }
 
     void stoppedRankIsReportedHung()

@@ -10,8 +10,11 @@
 #include <cstdio>
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "gpu_inventory.h"
+#include "gpu_placement.h"
 #include "preflight.h"
 #include "run_supervisor.h"
 
@@ -48,12 +51,27 @@ double toNumber(const QString& flag, const QString& value)
     return number;
 }
 
-QString duration(double seconds)
+// "--name=value" becomes "--name", "value", so both spellings work for every flag.
+QStringList splitEqualsForms(const QStringList& arguments)
 {
-    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
-    const auto total = static_cast<qint64>(seconds + 0.5);
-    return total >= 3600 ? QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(total % 60, 2, 10, QLatin1Char('0'))
-                         : QStringLiteral("%1:%2").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+    QStringList split;
+    for (const QString& argument : arguments) {
+        const auto equals = argument.indexOf(QLatin1Char('='));
+        if (argument.startsWith(QStringLiteral("--")) && equals > 2) {
+            split << argument.left(equals) << argument.mid(equals + 1);
+        } else {
+            split << argument;
+        }
+    }
+    return split;
+}
+
+int integerFlag(const QString& flag, const QString& value)
+{
+    bool ok = false;
+    const int number = value.toInt(&ok);
+    if (!ok) throw JobError(QStringLiteral("%1 %2: expected an integer").arg(flag, value));
+    return number;
 }
 
 } // namespace
@@ -84,10 +102,15 @@ QString launchUsage()
 
 bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet)
 {
-    const int gpus = nvidiaGpuCount();
-    *job = defaultJob(gpus);
+    const GpuInventory inventory;
+    const QList<GpuInfo> gpuList = inventory.query();
+    const int gpus = inventory.available() ? static_cast<int>(gpuList.size()) : nvidiaGpuCount();
+    const QString inherited = qEnvironmentVariableIsSet("CUDA_VISIBLE_DEVICES") ? qEnvironmentVariable("CUDA_VISIBLE_DEVICES") : QString();
+    const auto usable = static_cast<int>(usableGpus(gpuList, gpus, inherited).size());
+    *job = defaultJob(usable);
+    job->gpus.clear(); // the first --nproc usable GPUs (gpu_placement.h); --gpus picks them by index
     *quiet = false;
-    QStringList rest = arguments.mid(1);
+    QStringList rest = splitEqualsForms(arguments.mid(1));
     // The job file (first argument, or --job FILE anywhere) is the base; every other flag overrides it.
     QString jobFile;
     if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) jobFile = rest.takeFirst();
@@ -109,6 +132,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     }
     bool deviceGiven = false;
     bool nprocGiven = false;
+    bool gpusGiven = false;
     for (int i = 0; i < rest.size(); ++i) {
         const QString flag = rest.at(i);
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
@@ -124,13 +148,13 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         }
         if (i + 1 >= rest.size()) throw JobError(QStringLiteral("%1 needs a value").arg(flag));
         const QString value = rest.at(++i);
-        if (flag == QLatin1String("--nproc")) { job->nproc = static_cast<int>(toNumber(flag, value)); nprocGiven = true; }
-        else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); }
+        if (flag == QLatin1String("--nproc")) { job->nproc = integerFlag(flag, value); nprocGiven = true; }
+        else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); gpusGiven = true; }
         else if (flag == QLatin1String("--device")) { job->device = value; deviceGiven = true; }
         else if (flag == QLatin1String("--out")) job->runDir = value;
         else if (flag == QLatin1String("--output-root")) job->outputRoot = value;
-        else if (flag == QLatin1String("--master-port")) job->masterPort = static_cast<int>(toNumber(flag, value));
-        else if (flag == QLatin1String("--max-restarts")) job->maxRestarts = static_cast<int>(toNumber(flag, value));
+        else if (flag == QLatin1String("--master-port")) job->masterPort = integerFlag(flag, value);
+        else if (flag == QLatin1String("--max-restarts")) job->maxRestarts = integerFlag(flag, value);
         else if (flag == QLatin1String("--heartbeat-timeout")) job->heartbeatTimeoutSec = toNumber(flag, value);
         else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
         else if (flag == QLatin1String("--resume")) job->resume = value;
@@ -141,8 +165,10 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     // --nproc (even a bad one, which pre-flight reports) is kept.
     if (deviceGiven && job->device == QLatin1String("cpu")) {
         job->gpus.clear();
-        if (gpus > 0 && !nprocGiven && jobFile.isEmpty()) job->nproc = 2;
+        if (usable > 0 && !nprocGiven && jobFile.isEmpty()) job->nproc = 2;
     }
+    // --nproc N on GPUs without --gpus: the first N usable GPUs, whatever the job file listed.
+    if (job->device == QLatin1String("cuda") && nprocGiven && !gpusGiven) job->gpus.clear();
     return true;
 }
 
@@ -231,9 +257,14 @@ void LaunchCommand::printProgress(const StepMetric& m)
                                  : std::nan("");
     const QString text = QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
                              .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
-                             .arg(m.samplesPerSec, 0, 'f', 0).arg(duration(remaining));
+                             .arg(m.samplesPerSec, 0, 'f', 0).arg(formatDuration(remaining));
     if (m_tty) {
-        std::fprintf(stdout, "\r\033[K%s", text.toUtf8().constData());
+        // Never wider than the window (read each time: the user may resize it), or the line wraps
+        // and every redraw leaves a stale half line behind.
+        winsize window{};
+        const bool known = ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window) == 0 && window.ws_col > 0;
+        const QString fitted = known && text.size() >= window.ws_col ? text.left(window.ws_col - 1) : text;
+        std::fprintf(stdout, "\r\033[K%s", fitted.toUtf8().constData());
         m_progressShown = true;
         std::fflush(stdout);
     } else {

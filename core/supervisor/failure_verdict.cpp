@@ -1,0 +1,86 @@
+#include "failure_verdict.h"
+
+#include <QRegularExpression>
+
+#include <csignal>
+
+#include "../protocol/exit_codes.h"
+#include "rank_process.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr qint64 kKiBPerMiB = 1024;
+
+} // namespace
+
+QString describeEnd(const RankEnd& end)
+{
+    if (end.exitSignal == 0) {
+        QString how = QStringLiteral("exited with code %1").arg(end.exitCode);
+        if (end.exitCode == protocol::kTrainerExitUsage) how += QStringLiteral(" (bad input)");
+        if (end.exitCode == protocol::kTrainerExitAddressInUse) how += QStringLiteral(" (rendezvous port already in use)");
+        return how;
+    }
+    const QString signal = QStringLiteral("signal %1 (%2)").arg(end.exitSignal).arg(signalName(end.exitSignal));
+    const QString peak = end.peakRssKiB > 0 ? QStringLiteral("peak memory %1 MiB").arg((end.peakRssKiB + kKiBPerMiB / 2) / kKiBPerMiB)
+                                            : QStringLiteral("peak memory unknown");
+    if (end.oomKilled) return QStringLiteral("killed by the out-of-memory killer (%1): reduce the batch size or the number of ranks").arg(peak);
+    if (end.signalSentByRingmaster) return QStringLiteral("killed by %1").arg(signal);
+    switch (end.exitSignal) {
+    case SIGABRT: return QStringLiteral("aborted (%1): see its log for the error").arg(signal);
+    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGSYS:
+        return QStringLiteral("crashed (%1): see its log").arg(signal);
+    default:
+        return QStringLiteral("killed by %1, which Ringmaster did not send: another process, a user or the kernel killed it (%2)")
+            .arg(signal, peak);
+    }
+}
+
+FailurePriority priorityOf(const RankEnd& end, const QStringList& lastLines)
+{
+    if (end.exitSignal) return FailurePriority::Signalled;
+    if (end.exitCode == protocol::kTrainerExitFailure) {
+        const QString tail = lastLines.mid(std::max<qsizetype>(0, lastLines.size() - 3)).join(QLatin1Char('\n'));
+        return tail.contains(QStringLiteral("a peer rank died")) ? FailurePriority::PeerCollateral : FailurePriority::ExitOne;
+    }
+    return FailurePriority::OtherExit;
+}
+
+QStringList reportableLines(const QStringList& lines, int count)
+{
+    static const QRegularExpression noise(
+        QStringLiteral("^\\s*(frame #\\d+:|terminate called after throwing|Exception raised from |what\\(\\):\\s*$)"));
+    QStringList kept;
+    for (const QString& line : lines) {
+        if (!noise.match(line).hasMatch()) kept.append(line);
+    }
+    return kept.mid(std::max<qsizetype>(0, kept.size() - count));
+}
+
+void FailureVerdict::reset()
+{
+    m_cause = {};
+    m_priority = -1;
+}
+
+bool FailureVerdict::consider(int rank, const QString& reason, FailurePriority priority, const RankEnd& end,
+                              const QStringList& lastLines)
+{
+    if (static_cast<int>(priority) <= m_priority) return false;
+    m_priority = static_cast<int>(priority);
+    m_cause.rank = rank;
+    m_cause.reason = reason;
+    m_cause.exitCode = end.exitCode;
+    m_cause.exitSignal = end.exitSignal;
+    m_cause.lastLines = lastLines;
+    return true;
+}
+
+void FailureVerdict::setRootCause(const RootCause& cause)
+{
+    m_cause = cause;
+    m_priority = static_cast<int>(FailurePriority::Hung) + 1;
+}
+
+} // namespace ringmaster::supervisor

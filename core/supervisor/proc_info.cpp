@@ -1,0 +1,57 @@
+#include "proc_info.h"
+
+#include <QByteArray>
+#include <QFile>
+#include <QList>
+
+namespace ringmaster::supervisor::proc {
+namespace {
+
+constexpr int kMaxAncestry = 64;
+
+// The fields of /proc/PID/stat after "(comm)", which may itself hold spaces and parentheses.
+QList<QByteArray> statFields(qint64 pid)
+{
+    QFile file(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    const QByteArray text = file.readAll();
+    const qsizetype close = text.lastIndexOf(')');
+    if (close < 0) return {};
+    return text.mid(close + 2).split(' ');
+}
+
+} // namespace
+
+QChar state(qint64 pid)
+{
+    const auto fields = statFields(pid);
+    return fields.isEmpty() || fields.first().isEmpty() ? QLatin1Char('?') : QLatin1Char(fields.first().at(0));
+}
+
+qint64 parentPid(qint64 pid)
+{
+    const auto fields = statFields(pid);
+    return fields.size() > 1 ? fields.at(1).toLongLong() : 0;
+}
+
+bool isSelfOrDescendant(qint64 pid, qint64 ancestor)
+{
+    if (ancestor <= 0) return false;
+    for (int depth = 0; pid > 1 && depth < kMaxAncestry; ++depth) {
+        if (pid == ancestor) return true;
+        pid = parentPid(pid);
+    }
+    return false;
+}
+
+qint64 peakRssKiB(qint64 pid)
+{
+    QFile file(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!file.open(QIODevice::ReadOnly)) return -1;
+    for (const QByteArray& line : file.readAll().split('\n')) {
+        if (line.startsWith("VmHWM:")) return line.mid(6).trimmed().split(' ').first().toLongLong();
+    }
+    return -1;
+}
+
+} // namespace ringmaster::supervisor::proc

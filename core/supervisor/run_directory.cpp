@@ -1,0 +1,102 @@
+#include "run_directory.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+namespace ringmaster::supervisor {
+
+bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error)
+{
+    bool created = false;
+    if (!job.resume.isEmpty()) {
+        m_path = runDirectoryOf(job.resume);
+        if (m_path.isEmpty()) {
+            *error = QStringLiteral("--resume %1: no such run directory or checkpoint").arg(job.resume);
+            return false;
+        }
+    } else if (!job.runDir.isEmpty()) {
+        m_path = QFileInfo(job.runDir).absoluteFilePath();
+        if (QFileInfo::exists(m_path + QStringLiteral("/metrics.csv"))) {
+            *error = QStringLiteral("--out %1 already holds a run: continue it with --resume %1, or choose another folder")
+                         .arg(m_path);
+            return false;
+        }
+        created = !QFileInfo::exists(m_path);
+    } else {
+        const QString stem = QFileInfo(job.outputRoot).absoluteFilePath() + QLatin1Char('/') +
+                             QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
+                             QFileInfo(job.trainerOption(QStringLiteral("model"), QStringLiteral("cnn"))).completeBaseName();
+        m_path = stem;
+        for (int n = 2; QFileInfo::exists(m_path); ++n) m_path = stem + QStringLiteral("-%1").arg(n);
+        created = true;
+    }
+    if (!QDir().mkpath(m_path + QStringLiteral("/logs"))) {
+        *error = QStringLiteral("cannot create the run directory %1: check permissions and free space").arg(m_path);
+        return false;
+    }
+    JobSpec resolved = job;
+    resolved.runDir = m_path;
+    resolved.masterPort = masterPort;
+    resolved.trainerPath = trainerPath;
+    try {
+        resolved.save(jobFile());
+    } catch (const JobError& e) {
+        if (created) QDir(m_path).removeRecursively();
+        *error = e.message();
+        return false;
+    }
+    m_launcherLog.close();
+    m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
+    m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    return true;
+}
+
+QString RunDirectory::latestCheckpoint() const
+{
+    const auto files = QDir(m_path + QStringLiteral("/checkpoints")).entryList({QStringLiteral("step-*.pt")}, QDir::Files, QDir::Name);
+    return files.isEmpty() ? QString() : m_path + QStringLiteral("/checkpoints/") + files.last();
+}
+
+QString RunDirectory::summaryStatus() const
+{
+    QFile file(m_path + QStringLiteral("/summary.json"));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("status")).toString();
+}
+
+void RunDirectory::patchSummary(const Outcome& outcome) const
+{
+    const QString file = m_path + QStringLiteral("/summary.json");
+    QJsonObject summary;
+    QFile in(file);
+    if (in.open(QIODevice::ReadOnly)) summary = QJsonDocument::fromJson(in.readAll()).object();
+    in.close();
+    const bool failed = outcome.state == RunState::Failed;
+    if (failed || !summary.contains(QStringLiteral("status"))) summary.insert(QStringLiteral("status"), runStateName(outcome.state));
+    summary.insert(QStringLiteral("restarts"), outcome.restarts);
+    summary.insert(QStringLiteral("world_size"), outcome.worldSize);
+    summary.insert(QStringLiteral("metrics_received_over_socket"), outcome.metricsReceived);
+    if (failed) {
+        summary.insert(QStringLiteral("root_cause"), outcome.rootCause.summary());
+        summary.insert(QStringLiteral("root_cause_rank"), outcome.rootCause.rank);
+        summary.insert(QStringLiteral("root_cause_last_lines"), QJsonArray::fromStringList(outcome.rootCause.lastLines));
+    }
+    QSaveFile out(file);
+    if (out.open(QIODevice::WriteOnly)) {
+        out.write(QJsonDocument(summary).toJson(QJsonDocument::Indented));
+        out.commit();
+    }
+}
+
+void RunDirectory::log(const QString& message)
+{
+    if (!m_launcherLog.isOpen()) return;
+    m_launcherLog.write((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + message + QLatin1Char('\n')).toUtf8());
+}
+
+} // namespace ringmaster::supervisor

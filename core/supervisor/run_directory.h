@@ -1,0 +1,48 @@
+#pragma once
+// The files of one run directory that the supervisor owns: choosing a new directory (time-sorted,
+// never overwriting another run) or the one being resumed, the resolved job.json, the launcher's log,
+// the newest checkpoint, and summary.json, which the trainer writes and the supervisor completes with
+// what only it knows (final status after a failure, restarts, world size, root cause).
+
+#include <QFile>
+#include <QString>
+
+#include "job_spec.h"
+#include "run_types.h"
+
+namespace ringmaster::supervisor {
+
+class RunDirectory
+{
+public:
+    // Picks (for a resume: finds) the directory, creates it with logs/, writes the resolved job.json
+    // and opens logs/launcher.log. Returns false with *error set; for a new run nothing is left behind.
+    bool prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error);
+
+    QString path() const { return m_path; }
+    QString jobFile() const { return m_path + QStringLiteral("/job.json"); }
+    QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }
+    // The newest checkpoints/step-*.pt, or empty.
+    QString latestCheckpoint() const;
+    // summary.json's "status" as the trainer wrote it, or empty.
+    QString summaryStatus() const;
+
+    struct Outcome
+    {
+        RunState state = RunState::Failed;
+        int restarts = 0;
+        int worldSize = 0;
+        qint64 metricsReceived = 0;
+        RootCause rootCause;
+    };
+    // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status.
+    void patchSummary(const Outcome& outcome) const;
+    // Appends one timestamped line to logs/launcher.log.
+    void log(const QString& message);
+
+private:
+    QString m_path;
+    QFile m_launcherLog;
+};
+
+} // namespace ringmaster::supervisor
