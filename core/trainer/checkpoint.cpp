@@ -171,9 +171,7 @@ CheckpointHeader readCheckpointHeader(const std::string& path)
     } catch (const UsageError&) {
         throw;
     } catch (const std::exception& e) {
-        const std::string message = e.what();
-        throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (" +
-                         message.substr(0, message.find('\n')) + ")");
+        throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (" + oneLineMessage(e) + ")");
     }
     return header;
 }
