@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
-#include <fstream>
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include "atomic_file.h"
 #include "errors.h"
 
 namespace fs = std::filesystem;
@@ -18,25 +16,35 @@ namespace {
 constexpr std::int64_t kCheckpointFormat = 1;
 constexpr const char* kCheckpointPrefix = "step-";
 
-void fsyncPath(const std::string& path, bool directory)
+void createFolders(const fs::path& dir)
 {
-    const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
+    std::error_code error;
+    fs::create_directories(dir, error);
+    if (error) throw IoError(dir.string(), "create folder", error.value());
+}
+
+// The step in a checkpoint's file name (step-NNNNNNNN.pt), or -1.
+std::int64_t stepOfName(const std::string& name)
+{
+    const std::string prefix = kCheckpointPrefix;
+    if (name.rfind(prefix, 0) != 0) return -1;
+    try {
+        std::size_t used = 0;
+        const auto step = std::stoll(name.substr(prefix.size()), &used);
+        return name.substr(prefix.size() + used) == ".pt" ? step : -1;
+    } catch (const std::exception&) {
+        return -1;
     }
 }
 
-std::string tempPathFor(const std::string& path)
+std::string utcStamp()
 {
-    return path + ".tmp-" + std::to_string(::getpid());
-}
-
-void commit(const std::string& tempPath, const std::string& path)
-{
-    fsyncPath(tempPath, false);
-    fs::rename(tempPath, path);
-    fsyncPath(fs::path(path).parent_path().string(), true);
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    ::gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
+    return text;
 }
 
 std::string checkpointName(std::int64_t step)
@@ -55,32 +63,19 @@ std::int64_t readInt(torch::serialize::InputArchive& archive, const char* key)
 
 } // namespace
 
-void writeFileAtomically(const std::string& path, const std::string& bytes)
-{
-    const auto tempPath = tempPathFor(path);
-    {
-        std::ofstream out(tempPath, std::ios::binary | std::ios::trunc);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        if (!out) {
-            std::remove(tempPath.c_str());
-            throw std::runtime_error("cannot write " + path + " (disk full or folder not writable?)");
-        }
-    }
-    commit(tempPath, path);
-}
-
 std::vector<std::string> listCheckpoints(const std::string& runDir)
 {
     std::vector<std::string> files;
     const fs::path dir = fs::path(runDir) / "checkpoints";
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
-        const auto name = entry.path().filename().string();
-        if (name.rfind(kCheckpointPrefix, 0) == 0 && entry.path().extension() == ".pt") {
+        if (entry.is_regular_file() && stepOfName(entry.path().filename().string()) >= 0) {
             files.push_back(entry.path().string());
         }
     }
-    std::sort(files.begin(), files.end()); // zero-padded step numbers sort in step order
+    std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+        return stepOfName(fs::path(a).filename().string()) < stepOfName(fs::path(b).filename().string());
+    });
     return files;
 }
 
@@ -88,7 +83,7 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
                            torch::optim::Optimizer& optimizer, int keep)
 {
     const fs::path dir = fs::path(runDir) / "checkpoints";
-    fs::create_directories(dir);
+    createFolders(dir);
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive modelArchive;
     model.save(modelArchive);
@@ -109,9 +104,17 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     archive.write("meta.wall_time", c10::IValue(p.wallTime));
 
     const std::string path = (dir / checkpointName(p.step)).string();
-    const std::string tempPath = tempPathFor(path);
-    archive.save_to(tempPath);
-    commit(tempPath, path);
+    {
+        // The serializer writes through us: a full disk is recorded here and reported by commit(),
+        // never thrown through LibTorch's zip writer (whose destructor would then throw a second time
+        // and terminate the process) and never left as a temp file.
+        AtomicFile file(path);
+        archive.save_to([&file](const void* data, std::size_t size) {
+            file.writeOrRecord(data, size);
+            return size;
+        });
+        file.commit();
+    }
 
     auto existing = listCheckpoints(runDir);
     while (existing.size() > static_cast<std::size_t>(keep)) {
@@ -121,12 +124,33 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     return path;
 }
 
+std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step)
+{
+    std::vector<fs::path> later;
+    for (const auto& file : listCheckpoints(runDir)) {
+        if (stepOfName(fs::path(file).filename().string()) > step) later.emplace_back(file);
+    }
+    if (later.empty()) return {};
+    const fs::path dir = fs::path(runDir) / "checkpoints";
+    fs::path target = dir / (std::string(kAbandonedPrefix) + utcStamp());
+    for (int suffix = 2; fs::exists(target); ++suffix) {
+        target = dir / (std::string(kAbandonedPrefix) + utcStamp() + "-" + std::to_string(suffix));
+    }
+    createFolders(target);
+    for (const auto& file : later) {
+        std::error_code error;
+        fs::rename(file, target / file.filename(), error);
+        if (error) throw IoError(file.string(), "move abandoned checkpoint", error.value());
+    }
+    return target.string();
+}
+
 CheckpointHeader readCheckpointHeader(const std::string& path)
 {
     torch::serialize::InputArchive archive;
     CheckpointHeader header;
     try {
-        archive.load_from(path);
+        archive.load_from(path, torch::Device(torch::kCPU)); // the header's tensors never touch a GPU
         if (readInt(archive, "meta.format") != kCheckpointFormat) {
             throw UsageError("--resume " + path + ": checkpoint format is newer than this trainer understands");
         }
@@ -147,17 +171,19 @@ CheckpointHeader readCheckpointHeader(const std::string& path)
     } catch (const UsageError&) {
         throw;
     } catch (const std::exception& e) {
-        const std::string message = e.what();
-        throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (" +
-                         message.substr(0, message.find('\n')) + ")");
+        throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (" + oneLineMessage(e) + ")");
     }
     return header;
 }
 
-void loadCheckpointState(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer)
+void loadCheckpointState(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                         const torch::Device& device)
 {
+    // Every tensor (parameters, buffers, optimizer state) is mapped onto this rank's device while
+    // loading: without it, tensors saved from cuda:0 come back on cuda:0 on every rank, and loading
+    // into a parameter on another device replaces that parameter's storage with the cuda:0 one.
     torch::serialize::InputArchive archive;
-    archive.load_from(path);
+    archive.load_from(path, device);
     torch::serialize::InputArchive modelArchive;
     archive.read("model", modelArchive);
     model.load(modelArchive);

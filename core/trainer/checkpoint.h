@@ -1,6 +1,8 @@
 #pragma once
 // Checkpoints hold the model, the optimizer state and the loop position together, written atomically
-// (temp file, fsync, rename): a crash mid-write never damages the previous checkpoint.
+// (atomic_file.h: temp file, checked fsync and rename): a crash or a full disk mid-write never damages
+// the previous checkpoint and leaves no temp file. A run directory holds one timeline: resuming from an
+// older checkpoint moves the later ones aside (abandonCheckpointsAfter).
 
 #include <cstdint>
 #include <string>
@@ -28,25 +30,33 @@ struct CheckpointHeader
     LoopPosition position;
 };
 
+inline constexpr const char* kAbandonedPrefix = "abandoned-";
+
 // Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep`.
-// Returns the path written.
+// Returns the path written. Throws IoError (path and reason) when it cannot be written; the older
+// checkpoints are then untouched.
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
                            torch::optim::Optimizer& optimizer, int keep);
 
 // Reads only the header (model name, optimizer, position). Throws UsageError if unreadable.
 CheckpointHeader readCheckpointHeader(const std::string& path);
-// Restores model and optimizer state; the caller has checked the header matches.
-void loadCheckpointState(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+// Restores model and optimizer state onto `device` (this rank's); the caller has checked the header matches.
+void loadCheckpointState(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                         const torch::Device& device);
 
 // A checkpoint file as given, or the newest one in RUN_DIR/checkpoints when given a run directory.
 // Throws UsageError when there is none.
 std::string resolveCheckpoint(const std::string& fileOrRunDir);
 std::vector<std::string> listCheckpoints(const std::string& runDir);
 
-// RUN_DIR/model.pt: a dict name -> tensor that Python's torch.load reads (torch::pickle_save).
-void writeModelWeights(const std::string& path, torch::nn::Module& model);
+// Resuming from `step` when RUN_DIR has later checkpoints starts a new timeline: the later ones move to
+// RUN_DIR/checkpoints/abandoned-<UTC time>/, so pruning by name cannot delete the new timeline's
+// checkpoints first and a later --resume RUN_DIR cannot pick the abandoned timeline. Returns that
+// folder, or "" when no checkpoint is later than `step`.
+std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step);
 
-// Writes bytes to path through a temp file in the same folder, fsync and rename.
-void writeFileAtomically(const std::string& path, const std::string& bytes);
+// RUN_DIR/model.pt: a dict name -> tensor that Python's torch.load reads (torch::pickle_save).
+// Throws IoError when it cannot be written.
+void writeModelWeights(const std::string& path, torch::nn::Module& model);
 
 } // namespace ringmaster::trainer

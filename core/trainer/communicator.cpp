@@ -37,7 +37,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
     } catch (const std::exception& e) {
         const std::string message = e.what();
         if (isServer && (message.find("in use") != std::string::npos || message.find("bind") != std::string::npos)) {
-            throw UsageError("MASTER_PORT " + std::to_string(env.masterPort) + " is already in use on " +
+            throw AddressInUseError("MASTER_PORT " + std::to_string(env.masterPort) + " is already in use on " +
                              env.masterAddr + ": choose a free port (ringmaster-launch --master-port 0 picks one)");
         }
         throw std::runtime_error("rendezvous at " + where + " failed after at most " +

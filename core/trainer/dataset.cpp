@@ -99,9 +99,10 @@ std::string dataFolder(const std::string& data)
 
 } // namespace
 
-void verifyImageClassification(const std::string& data)
+std::int64_t verifyImageClassification(const std::string& data)
 {
     const auto dir = dataFolder(data);
+    std::int64_t trainSamples = 0;
     for (const std::string prefix : {"train", "t10k"}) {
         const auto imagesPath = findIdx(dir, prefix + "-images-idx3-ubyte");
         const auto labelsPath = findIdx(dir, prefix + "-labels-idx1-ubyte");
@@ -113,7 +114,9 @@ void verifyImageClassification(const std::string& data)
         if (imageShape[0] != labelShape[0]) {
             throw UsageError("--data " + data + ": " + imagesPath + " and " + labelsPath + " disagree on the sample count");
         }
+        if (prefix == "train") trainSamples = imageShape[0];
     }
+    return trainSamples;
 }
 
 torch::Tensor readIdxFile(const std::string& path, int expectedDims)

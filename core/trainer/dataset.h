@@ -33,7 +33,8 @@ struct DataSplits
 DataSplits loadImageClassification(const std::string& data);
 
 // Checks that the four IDX files exist and their headers agree, without reading the pixels.
-void verifyImageClassification(const std::string& data);
+// Returns the number of training samples.
+std::int64_t verifyImageClassification(const std::string& data);
 
 // y = x . w + b + noise, with x ~ N(0, 1)^10: the regression the linear model learns.
 DataSplits makeSyntheticRegression(std::int64_t samples, std::uint64_t seed);

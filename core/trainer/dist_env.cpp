@@ -1,5 +1,6 @@
 #include "dist_env.h"
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "errors.h"
@@ -31,14 +32,31 @@ long parseInteger(const std::string& name, const std::string& text, long minValu
     return value;
 }
 
+std::optional<std::string> processEnv(const std::string& name)
+{
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+constexpr long kMaxWorldSize = 65536;
+
 } // namespace
 
 DistEnv readDistEnv()
 {
-    return readDistEnv([](const std::string& name) -> std::optional<std::string> {
-        const char* value = std::getenv(name.c_str());
-        return value ? std::optional<std::string>(value) : std::nullopt;
-    });
+    return readDistEnv(processEnv);
+}
+
+int readWorldSize()
+{
+    return readWorldSize(processEnv);
+}
+
+int readWorldSize(const EnvLookup& lookup)
+{
+    std::string name;
+    const auto worldSize = firstOf(lookup, {"WORLD_SIZE", "SLURM_NTASKS"}, &name);
+    return worldSize ? static_cast<int>(parseInteger(name, *worldSize, 1, kMaxWorldSize)) : 1;
 }
 
 DistEnv readDistEnv(const EnvLookup& lookup)
@@ -50,7 +68,7 @@ DistEnv readDistEnv(const EnvLookup& lookup)
         // Not launched by any launcher: a single process, no rendezvous needed.
         return env;
     }
-    env.worldSize = static_cast<int>(parseInteger(name, *worldSize, 1, 65536));
+    env.worldSize = static_cast<int>(parseInteger(name, *worldSize, 1, kMaxWorldSize));
 
     const auto rank = firstOf(lookup, {"RANK", "SLURM_PROCID"}, &name);
     if (!rank) {

@@ -27,4 +27,9 @@ DistEnv readDistEnv();
 // The same, against any lookup (tests pass a map).
 DistEnv readDistEnv(const EnvLookup& lookup);
 
+// Only the world size (WORLD_SIZE, else SLURM_NTASKS, else 1), for --validate-only: a supervisor
+// checks a job before it assigns ranks and a port, so it sets nothing else. Throws UsageError when invalid.
+int readWorldSize();
+int readWorldSize(const EnvLookup& lookup);
+
 } // namespace ringmaster::trainer

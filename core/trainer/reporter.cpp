@@ -1,9 +1,11 @@
 #include "reporter.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -12,6 +14,28 @@
 #include "../protocol/wire.h"
 
 namespace ringmaster::trainer {
+namespace {
+
+constexpr std::size_t kMaxBatchBytes = 256 * 1024;
+// How long one wait for a writable socket lasts before the exit deadline is looked at again.
+constexpr int kPollSliceMs = 50;
+// A full listen backlog makes a non-blocking connect fail with EAGAIN: retry this often.
+constexpr auto kConnectRetry = std::chrono::milliseconds(50);
+
+} // namespace
+
+const char* phaseName(Phase phase)
+{
+    switch (phase) {
+    case Phase::Loading: return "loading";
+    case Phase::Rendezvous: return "rendezvous";
+    case Phase::Train: return "train";
+    case Phase::Eval: return "eval";
+    case Phase::Checkpoint: return "checkpoint";
+    case Phase::Done: return "done";
+    }
+    return "unknown";
+}
 
 std::unique_ptr<Reporter> Reporter::fromEnvironment(int rank)
 {
@@ -26,7 +50,8 @@ Reporter::Reporter(std::string socketPath, std::string token, int rank)
     , m_token(std::move(token))
     , m_rank(rank)
 {
-    m_thread = std::thread([this] { run(); });
+    m_writer = std::thread([this] { writerLoop(); });
+    m_heartbeats = std::thread([this] { heartbeatLoop(); });
 }
 
 Reporter::~Reporter()
@@ -34,21 +59,24 @@ Reporter::~Reporter()
     {
         std::lock_guard lock(m_mutex);
         m_closing = true;
+        m_exitDeadline = std::chrono::steady_clock::now() + kExitDeadline;
     }
+    m_heartbeatWake.notify_one();
+    m_heartbeats.join();
     m_wake.notify_one();
-    m_thread.join();
+    m_writer.join();
     if (m_fd >= 0) ::close(m_fd);
 }
 
 void Reporter::send(nlohmann::json frame)
 {
-    frame["v"] = protocol::kProtocolVersion;
+    frame[protocol::kKeyVersion] = protocol::kProtocolVersion;
     std::string line = frame.dump() + "\n";
     if (line.size() > static_cast<std::size_t>(protocol::kMaxFrameBytes)) return; // never sent; cannot happen for our frames
     {
         std::lock_guard lock(m_mutex);
         if (m_queue.size() >= kQueueCapacity) {
-            m_queue.pop_front(); // kDropOldest
+            m_queue.pop_front(); // drop the oldest
             m_dropped.fetch_add(1);
         }
         m_queue.push_back(std::move(line));
@@ -56,31 +84,61 @@ void Reporter::send(nlohmann::json frame)
     m_wake.notify_one();
 }
 
-void Reporter::heartbeat(std::int64_t step, const char* phase)
+void Reporter::setProgress(std::int64_t step, Phase phase)
 {
-    const auto now = std::chrono::steady_clock::now();
-    if (m_lastPhase == phase && now - m_lastHeartbeat < std::chrono::milliseconds(protocol::kHeartbeatIntervalMs)) {
-        return;
+    m_step.store(step);
+    if (m_phase.exchange(phase) != phase) sendHeartbeat();
+}
+
+void Reporter::sendHeartbeat()
+{
+    send({{protocol::kKeyType, protocol::kTypeHeartbeat}, {protocol::kKeyStep, m_step.load()},
+          {protocol::kKeyPhase, phaseName(m_phase.load())}});
+}
+
+void Reporter::heartbeatLoop()
+{
+    const auto interval = std::chrono::milliseconds(protocol::kHeartbeatIntervalMs);
+    sendHeartbeat();
+    auto next = std::chrono::steady_clock::now() + interval;
+    std::unique_lock lock(m_mutex);
+    while (!m_heartbeatWake.wait_until(lock, next, [this] { return m_closing; })) {
+        lock.unlock();
+        sendHeartbeat();
+        lock.lock();
+        // A timer that fell behind (a stalled machine) restarts its beat instead of bursting.
+        next = std::max(next + interval, std::chrono::steady_clock::now());
     }
-    m_lastHeartbeat = now;
-    m_lastPhase = phase;
-    send({{"type", "heartbeat"}, {"step", step}, {"phase", phase}});
+}
+
+bool Reporter::pastExitDeadline() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_closing && std::chrono::steady_clock::now() >= m_exitDeadline;
 }
 
 bool Reporter::connectSocket()
 {
-    m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (m_fd < 0 || m_socketPath.size() >= sizeof address.sun_path) return false;
     std::memcpy(address.sun_path, m_socketPath.c_str(), m_socketPath.size() + 1);
-    if (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        spdlog::warn("reporting socket {} unreachable ({}): training continues, metrics.csv is the record",
-                     m_socketPath, std::strerror(errno));
-        return false;
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::milliseconds(protocol::kHelloTimeoutMs);
+    while (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN || std::chrono::steady_clock::now() >= giveUp || pastExitDeadline()) {
+            spdlog::warn("reporting socket {} unreachable ({}): training continues, metrics.csv is the record",
+                         m_socketPath, std::strerror(errno));
+            return false;
+        }
+        std::this_thread::sleep_for(kConnectRetry);
     }
-    nlohmann::json hello = {{"v", protocol::kProtocolVersion}, {"type", "hello"}, {"rank", m_rank},
-                            {"pid", static_cast<long>(::getpid())}, {"token", m_token}};
+    const nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
+                                  {protocol::kKeyType, protocol::kTypeHello},
+                                  {protocol::kKeyRank, m_rank},
+                                  {protocol::kKeyPid, static_cast<long>(::getpid())},
+                                  {protocol::kKeyToken, m_token}};
     return writeAll(hello.dump() + "\n");
 }
 
@@ -89,43 +147,47 @@ bool Reporter::writeAll(const std::string& bytes)
     std::size_t done = 0;
     while (done < bytes.size()) {
         const ssize_t written = ::send(m_fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            return false;
+        if (written >= 0) {
+            done += static_cast<std::size_t>(written);
+            continue;
         }
-        done += static_cast<std::size_t>(written);
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+        // The reader is behind: wait for room, but never past the exit deadline.
+        if (pastExitDeadline()) return false;
+        pollfd writable{m_fd, POLLOUT, 0};
+        if (::poll(&writable, 1, kPollSliceMs) < 0 && errno != EINTR) return false;
     }
     return true;
 }
 
-void Reporter::run()
+void Reporter::writerLoop()
 {
     bool healthy = connectSocket();
-    const auto closeDeadline = std::chrono::seconds(1);
-    std::chrono::steady_clock::time_point closingSince{};
     std::unique_lock lock(m_mutex);
     while (true) {
         m_wake.wait(lock, [this] { return m_closing || !m_queue.empty(); });
-        if (m_closing && closingSince == std::chrono::steady_clock::time_point{}) {
-            closingSince = std::chrono::steady_clock::now();
-        }
-        if (m_queue.empty() || !healthy) {
-            if (!healthy) m_queue.clear();
+        if (!healthy) m_queue.clear();
+        if (m_queue.empty()) {
             if (m_closing) return;
             continue;
         }
         std::string batch;
-        while (!m_queue.empty() && batch.size() < 256 * 1024) {
+        while (!m_queue.empty() && batch.size() < kMaxBatchBytes) {
             batch += m_queue.front();
             m_queue.pop_front();
         }
         lock.unlock();
         if (!writeAll(batch)) {
+            if (pastExitDeadline()) {
+                spdlog::warn("reporting socket {}: the reader took no frames for {} ms at exit; the last frames "
+                             "were not delivered (metrics.csv has them)", m_socketPath, kExitDeadline.count());
+                return;
+            }
             spdlog::warn("reporting socket {} closed: training continues, metrics.csv is the record", m_socketPath);
             healthy = false;
         }
         lock.lock();
-        if (m_closing && std::chrono::steady_clock::now() - closingSince > closeDeadline) return;
     }
 }
 

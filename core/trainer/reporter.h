@@ -1,8 +1,13 @@
 #pragma once
 // Streams frames to the supervisor's local socket (core/protocol/wire.h) without ever blocking
-// training: frames go into a bounded queue that a background thread drains. Overflow policy:
-// kDropOldest (a slow reader loses the oldest frames, counted in dropped()). If the socket is absent
-// or dies, training continues; metrics.csv stays the durable record.
+// training: frames go into a bounded queue (kQueueCapacity) that a background thread drains; when a
+// slow reader lets the queue fill, the oldest frames are dropped (counted in dropped()). A heartbeat
+// timer thread sends {"type":"heartbeat","step","phase"} every protocol::kHeartbeatIntervalMs for as
+// long as the reporter lives, reading the step and phase that the training loop publishes with
+// setProgress(), so a step, an evaluation or a checkpoint longer than the supervisor's heartbeat
+// timeout never looks like a hang. The socket is non-blocking: on exit, what is queued gets at most
+// kExitDeadline to go out, even when the reader stopped reading. If the socket is absent or dies,
+// training continues; metrics.csv stays the durable record.
 
 #include <atomic>
 #include <chrono>
@@ -18,45 +23,54 @@
 
 namespace ringmaster::trainer {
 
-enum class OverflowPolicy { kDropOldest };
+// What a rank is doing, as heartbeats name it.
+enum class Phase { Loading, Rendezvous, Train, Eval, Checkpoint, Done };
+const char* phaseName(Phase phase);
 
 class Reporter
 {
 public:
     static constexpr std::size_t kQueueCapacity = 8192;
-    static constexpr OverflowPolicy kOverflowPolicy = OverflowPolicy::kDropOldest;
+    static constexpr std::chrono::milliseconds kExitDeadline{1000};
 
     // Null when RINGMASTER_SOCKET is not set (run by hand or by torchrun).
     static std::unique_ptr<Reporter> fromEnvironment(int rank);
 
     Reporter(std::string socketPath, std::string token, int rank);
-    ~Reporter(); // sends what is queued (up to a second), then closes
+    ~Reporter(); // stops the heartbeats, sends what is queued within kExitDeadline, then closes
     Reporter(const Reporter&) = delete;
     Reporter& operator=(const Reporter&) = delete;
 
-    // Adds "v" and queues the frame; never blocks on the socket.
+    // Adds the protocol version and queues the frame; never blocks on the socket.
     void send(nlohmann::json frame);
-    // A heartbeat frame, at most one per protocol::kHeartbeatIntervalMs unless the phase changes.
-    void heartbeat(std::int64_t step, const char* phase);
+    // Publishes the loop's position for the heartbeat timer; a change of phase is reported at once.
+    void setProgress(std::int64_t step, Phase phase);
     std::uint64_t dropped() const { return m_dropped.load(); }
 
 private:
-    void run();
+    void writerLoop();
+    void heartbeatLoop();
+    void sendHeartbeat();
     bool connectSocket();
+    // False when the socket failed, or when closing and kExitDeadline has passed.
     bool writeAll(const std::string& bytes);
+    bool pastExitDeadline() const;
 
     std::string m_socketPath;
     std::string m_token;
     int m_rank;
     int m_fd = -1;
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;          // writer: frames queued or closing
+    std::condition_variable m_heartbeatWake; // timer: closing
     std::deque<std::string> m_queue;
-    bool m_closing = false;
+    bool m_closing = false;                                  // guarded by m_mutex
+    std::chrono::steady_clock::time_point m_exitDeadline{}; // guarded by m_mutex, set with m_closing
     std::atomic<std::uint64_t> m_dropped{0};
-    std::chrono::steady_clock::time_point m_lastHeartbeat{};
-    std::string m_lastPhase;
-    std::thread m_thread;
+    std::atomic<std::int64_t> m_step{0};
+    std::atomic<Phase> m_phase{Phase::Loading};
+    std::thread m_writer;
+    std::thread m_heartbeats;
 };
 
 } // namespace ringmaster::trainer

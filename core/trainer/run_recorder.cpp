@@ -1,21 +1,43 @@
 #include "run_recorder.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 
-#include "checkpoint.h"
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "errors.h"
 
 namespace fs = std::filesystem;
 
 namespace ringmaster::trainer {
 namespace {
 
-// Keeps the header and the rows whose step column is <= lastStep.
-void truncateCsv(const std::string& path, const char* header, int stepColumn, std::int64_t lastStep)
+constexpr int kMaxRowBytes = 256;
+
+std::string readWhole(const std::string& path)
 {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Keeps the header and the complete rows whose step column is <= lastStep.
+void truncateCsv(const std::string& path, const char* header, int stepColumn, std::int64_t lastStep,
+                 const std::string& abandonedDir)
+{
+    const std::string original = readWhole(path);
+    if (!abandonedDir.empty()) {
+        writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), original);
+    }
+    const auto columns = std::count(header, header + std::char_traits<char>::length(header), ',');
+    std::istringstream in(original);
     std::ostringstream kept;
     kept << header << '\n';
     std::string line;
@@ -25,59 +47,86 @@ void truncateCsv(const std::string& path, const char* header, int stepColumn, st
             first = false;
             continue;
         }
+        if (std::count(line.begin(), line.end(), ',') != columns) continue; // a torn last line (crash, full disk)
         std::istringstream fields(line);
         std::string field;
         for (int column = 0; column <= stepColumn && std::getline(fields, field, ','); ++column) {}
         try {
             if (std::stoll(field) <= lastStep) kept << line << '\n';
         } catch (const std::exception&) {
-            // A torn last line from a crash: drop it.
+            // Not a row: drop it.
         }
     }
     writeFileAtomically(path, kept.str());
 }
 
-std::FILE* openCsv(const std::string& path, const char* header, int stepColumn, std::int64_t resumeStep)
+int openCsv(const std::string& path, const char* header, int stepColumn, std::int64_t resumeStep,
+            const std::string& abandonedDir)
 {
     if (resumeStep >= 0 && fs::exists(path)) {
-        truncateCsv(path, header, stepColumn, resumeStep);
+        truncateCsv(path, header, stepColumn, resumeStep, abandonedDir);
     } else {
         writeFileAtomically(path, std::string(header) + "\n");
     }
-    std::FILE* file = std::fopen(path.c_str(), "a");
-    if (!file) throw std::runtime_error("cannot open " + path + " for writing");
-    return file;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) throw IoError(path, "open", errno);
+    return fd;
 }
 
 } // namespace
 
-RunRecorder::RunRecorder(const std::string& runDir, std::int64_t resumeStep)
+RunRecorder::RunRecorder(const std::string& runDir, std::int64_t resumeStep, const std::string& abandonedDir)
     : m_runDir(runDir)
 {
-    fs::create_directories(runDir);
-    m_metrics = openCsv((fs::path(runDir) / "metrics.csv").string(), kMetricsHeader, 0, resumeStep);
-    m_eval = openCsv((fs::path(runDir) / "eval.csv").string(), kEvalHeader, 1, resumeStep);
+    std::error_code error;
+    fs::create_directories(runDir, error);
+    if (error) throw IoError(runDir, "create folder", error.value());
+    m_metrics.path = (fs::path(runDir) / "metrics.csv").string();
+    m_metrics.fd = openCsv(m_metrics.path, kMetricsHeader, 0, resumeStep, abandonedDir);
+    m_eval.path = (fs::path(runDir) / "eval.csv").string();
+    m_eval.fd = openCsv(m_eval.path, kEvalHeader, 1, resumeStep, abandonedDir);
 }
 
 RunRecorder::~RunRecorder()
 {
-    if (m_metrics) std::fclose(m_metrics);
-    if (m_eval) std::fclose(m_eval);
+    if (m_metrics.fd >= 0) ::close(m_metrics.fd);
+    if (m_eval.fd >= 0) ::close(m_eval.fd);
+}
+
+// One write(2) per row, unbuffered: the durable record, so a crash loses at most the row in flight,
+// and a failed write (ENOSPC) is seen at once with its errno.
+void RunRecorder::append(const CsvFile& file, const char* line, int length)
+{
+    std::size_t done = 0;
+    const auto size = static_cast<std::size_t>(std::clamp(length, 0, kMaxRowBytes - 1));
+    const off_t before = ::lseek(file.fd, 0, SEEK_END);
+    while (done < size) {
+        const ssize_t written = ::write(file.fd, line + done, size - done);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            const int error = errno;
+            if (before >= 0 && ::ftruncate(file.fd, before) != 0) {} // best effort: no torn row left behind
+            throw IoError(file.path, "append to", error);
+        }
+        done += static_cast<std::size_t>(written);
+    }
 }
 
 void RunRecorder::appendStep(std::int64_t step, std::int64_t epoch, double loss, double lr, double samplesPerSec,
                              double wallTime)
 {
-    std::fprintf(m_metrics, "%lld,%lld,%.9g,%.9g,%.6g,%.6f\n", static_cast<long long>(step),
-                 static_cast<long long>(epoch), loss, lr, samplesPerSec, wallTime);
-    std::fflush(m_metrics); // the durable record: a crash loses at most the step in flight
+    char line[kMaxRowBytes];
+    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%.9g,%.9g,%.6g,%.6f\n", static_cast<long long>(step),
+                                     static_cast<long long>(epoch), loss, lr, samplesPerSec, wallTime);
+    append(m_metrics, line, length);
 }
 
 void RunRecorder::appendEval(std::int64_t epoch, std::int64_t step, double valLoss, double valAccuracy)
 {
-    std::fprintf(m_eval, "%lld,%lld,%.9g,%.9g\n", static_cast<long long>(epoch), static_cast<long long>(step),
-                 valLoss, valAccuracy);
-    std::fflush(m_eval);
+    char line[kMaxRowBytes];
+    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%.9g,%.9g\n", static_cast<long long>(epoch),
+                                     static_cast<long long>(step), valLoss, valAccuracy);
+    append(m_eval, line, length);
 }
 
 void RunRecorder::writeSummary(const nlohmann::json& summary)

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "../protocol/wire.h"
 #include "checkpoint.h"
 #include "communicator.h"
 #include "compat.h"
@@ -19,6 +20,7 @@
 #include "run_recorder.h"
 #include "sampler.h"
 #include "stop_signal.h"
+#include "watchdog.h"
 
 namespace fs = std::filesystem;
 
@@ -26,6 +28,8 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr double kBytesPerMb = 1024.0 * 1024.0;
+// How long past --rendezvous-timeout a rank waits for a rendezvous that neither completed nor failed.
+constexpr std::chrono::milliseconds kRendezvousGrace{15000};
 
 // FNV-1a over every parameter's bytes: equal digests mean bit-identical replicas.
 std::uint64_t parameterDigest(torch::nn::Module& module)
@@ -41,9 +45,33 @@ std::uint64_t parameterDigest(torch::nn::Module& module)
     return hash;
 }
 
-std::string firstLine(const std::string& text)
+namespace wire = ringmaster::protocol;
+
+// Training keeps the last, partial batch of an epoch (steps per epoch = ceil(shard / batch)); the
+// sampler's --drop-last only trims the dataset so every rank's shard is equal. A batch larger than a
+// shard would therefore make each epoch one partial batch of the whole shard: refused as bad input.
+// The same rule for training and for --validate-only. Returns the shard size.
+std::int64_t requireBatchFitsShard(const TrainerConfig& config, std::int64_t trainSamples, int worldSize)
 {
-    return text.substr(0, text.find('\n'));
+    const DistributedSampler probe(trainSamples, worldSize, 0, true, config.seed, config.dropLast);
+    if (config.batchSize > probe.numSamples()) {
+        throw UsageError("--batch-size " + std::to_string(config.batchSize) + " is larger than each rank's shard of " +
+                         std::to_string(probe.numSamples()) + " samples (" + std::to_string(trainSamples) +
+                         " split over a world size of " + std::to_string(worldSize) +
+                         "), so every epoch would be one partial batch: use at most " +
+                         std::to_string(probe.numSamples()));
+    }
+    return probe.numSamples();
+}
+
+// --validate-only: flags, job file, dataset headers and the batch against the shard of the world size
+// in WORLD_SIZE (the only launcher variable a pre-flight gets), without loading data or training.
+void validateOnly(const TrainerConfig& config)
+{
+    const int worldSize = readWorldSize();
+    const auto trainSamples =
+        config.data == "synthetic" ? config.syntheticSamples : verifyImageClassification(config.data);
+    requireBatchFitsShard(config, trainSamples, worldSize);
 }
 
 void setUpLogging(int rank)
@@ -88,12 +116,12 @@ int trainerMain(int argc, char** argv)
     DistEnv env;
     try {
         if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
-        env = readDistEnv();
         if (config.validateOnly) {
-            if (config.data != "synthetic") verifyImageClassification(config.data);
+            validateOnly(config);
             std::printf("ok\n");
             return kExitOk;
         }
+        env = readDistEnv();
     } catch (const UsageError& e) {
         std::fprintf(stderr, "ringmaster-trainer: error: %s\n", e.what());
         return kExitUsage;
@@ -106,8 +134,12 @@ int trainerMain(int argc, char** argv)
     } catch (const UsageError& e) {
         spdlog::error("{}", e.what());
         return kExitUsage;
+    } catch (const AddressInUseError& e) {
+        spdlog::error("{}", e.what());
+        return kExitAddressInUse;
     } catch (const std::exception& e) {
-        spdlog::error("{}", firstLine(e.what()));
+        spdlog::debug("{}", e.what()); // LibTorch's C++ stack frames, for whoever turns on debug
+        spdlog::error("{}", oneLineMessage(e));
         return kExitFailure;
     }
 }
@@ -119,6 +151,11 @@ Trainer::Trainer(TrainerConfig config, DistEnv env)
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::setPhase(Phase phase)
+{
+    if (m_reporter) m_reporter->setProgress(m_step, phase);
+}
 
 double Trainer::elapsedSeconds() const
 {
@@ -135,15 +172,27 @@ int Trainer::run()
         m_communicator->barrier();
         return kExitOk;
     } catch (const std::exception& e) {
-        if (isLeader() && m_recorder) writeSummary("failed", firstLine(e.what()));
-        if (m_reporter) m_reporter->send({{"type", "status"}, {"status", "failed"}, {"message", firstLine(e.what())}});
+        const std::string message = oneLineMessage(e);
+        if (isLeader() && m_recorder) {
+            try {
+                writeSummary(wire::kStatusFailed, message);
+            } catch (const std::exception& summaryError) {
+                // Most likely the same full disk: one error line is enough, the details go to debug.
+                spdlog::warn("summary.json does not record this failure: it could not be written either");
+                spdlog::debug("{}", oneLineMessage(summaryError));
+            }
+        }
+        if (m_reporter) {
+            m_reporter->send({{wire::kKeyType, wire::kTypeStatus}, {wire::kKeyStatus, wire::kStatusFailed},
+                              {wire::kKeyMessage, message}});
+        }
         throw;
     }
 }
 
 void Trainer::setUp()
 {
-    if (m_reporter) m_reporter->heartbeat(0, "loading");
+    setPhase(Phase::Loading);
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
     at::set_num_threads(threads);
@@ -174,14 +223,8 @@ void Trainer::setUp()
             split->targets = split->targets.to(m_device);
         }
     }
-    const DistributedSampler probe(m_data.train.size(), m_env.worldSize, m_env.rank, true, m_config.seed, m_config.dropLast);
-    if (m_config.batchSize > probe.numSamples()) {
-        throw UsageError("--batch-size " + std::to_string(m_config.batchSize) + " is larger than each rank's shard of " +
-                         std::to_string(probe.numSamples()) + " samples (" + std::to_string(m_data.train.size()) +
-                         " split over " + std::to_string(m_env.worldSize) + " ranks): use at most " +
-                         std::to_string(probe.numSamples()));
-    }
-    m_stepsPerEpoch = (probe.numSamples() + m_config.batchSize - 1) / m_config.batchSize;
+    const auto shardSize = requireBatchFitsShard(m_config, m_data.train.size(), m_env.worldSize);
+    m_stepsPerEpoch = (shardSize + m_config.batchSize - 1) / m_config.batchSize;
     m_totalSteps = m_stepsPerEpoch * m_config.epochs;
     if (m_config.maxSteps > 0) m_totalSteps = std::min(m_totalSteps, m_config.maxSteps);
     m_schedule = LrSchedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
@@ -192,14 +235,26 @@ void Trainer::setUp()
     m_optimizer = makeOptimizer(m_config, m_model->parameters());
     if (!m_config.resume.empty()) restoreFromCheckpoint();
 
-    if (m_reporter) m_reporter->heartbeat(m_step, "rendezvous");
+    setPhase(Phase::Rendezvous);
     CommunicatorOptions options;
     options.backend = backend;
     options.device = m_device;
     options.forceGroup = m_config.forceCollectives;
     options.rendezvousTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.rendezvousTimeoutSec * 1000));
     options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
-    m_communicator = std::make_unique<Communicator>(m_env, options);
+    {
+        // The store enforces --rendezvous-timeout only while it waits for ranks to arrive, not while a
+        // client waits for a reply: a listener on MASTER_PORT that is not rank 0's store would hold
+        // this rank forever. Past the timeout plus a grace period, the rank exits instead.
+        const auto limit = options.rendezvousTimeout + kRendezvousGrace;
+        const Watchdog watchdog(limit,
+                                "rendezvous at " + m_env.masterAddr + ":" + std::to_string(m_env.masterPort) +
+                                    " got no answer within " + std::to_string(limit.count() / 1000) + " s (rank " +
+                                    std::to_string(m_env.rank) + " of " + std::to_string(m_env.worldSize) +
+                                    "): is MASTER_PORT held by a program that is not rank 0?",
+                                kExitFailure);
+        m_communicator = std::make_unique<Communicator>(m_env, options);
+    }
     m_communicator->broadcastFromRankZero(*m_model);
     m_channelsLast = !m_device.is_cuda();
     if (m_channelsLast) preferChannelsLast(*m_model);
@@ -208,9 +263,15 @@ void Trainer::setUp()
         m_config.localAllreduce == "shm", options.collectiveTimeout);
 
     spdlog::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
-                 m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, probe.numSamples());
+                 m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, shardSize);
     if (isLeader()) {
-        m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step);
+        // Every rank has loaded its checkpoint once the group exists: later checkpoints may move now.
+        const std::string abandoned = m_resumePath.empty() ? std::string() : abandonCheckpointsAfter(m_config.out, m_step);
+        if (!abandoned.empty()) {
+            spdlog::info("resumed at step {}, before the newest checkpoint of {}: the later checkpoints and the "
+                         "metrics of that abandoned timeline moved to {}", m_step, m_config.out, abandoned);
+        }
+        m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
                      "{} gradient bucket(s) over {}, {} steps/epoch, {} steps in all",
                      m_config.out, m_config.model, m_data.description, m_env.worldSize, m_config.batchSize,
@@ -218,8 +279,9 @@ void Trainer::setUp()
                      std::max<std::size_t>(m_gradients->bucketCount(), 1), m_gradients->transport(), m_stepsPerEpoch,
                      m_totalSteps);
         if (m_reporter) {
-            m_reporter->send({{"type", "status"}, {"status", "running"}, {"total_steps", m_totalSteps},
-                              {"steps_per_epoch", m_stepsPerEpoch}, {"resumed_from_step", m_step}});
+            m_reporter->send({{wire::kKeyType, wire::kTypeStatus}, {wire::kKeyStatus, wire::kStatusRunning},
+                              {wire::kKeyTotalSteps, m_totalSteps}, {wire::kKeyStepsPerEpoch, m_stepsPerEpoch},
+                              {wire::kKeyResumedFromStep, m_step}});
         }
     }
 }
@@ -236,7 +298,7 @@ void Trainer::restoreFromCheckpoint()
         throw UsageError("--resume " + m_resumePath + ": checkpoint was trained with --optimizer " + header.optimizer +
                          ", not " + m_config.optimizer);
     }
-    loadCheckpointState(m_resumePath, *m_model, *m_optimizer);
+    loadCheckpointState(m_resumePath, *m_model, *m_optimizer, m_device);
     const auto& p = header.position;
     m_step = p.step;
     m_startEpoch = p.epoch;
@@ -303,7 +365,7 @@ torch::Tensor Trainer::lossOf(const torch::Tensor& output, const torch::Tensor& 
 bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 {
     const auto stepStart = std::chrono::steady_clock::now();
-    if (m_reporter) m_reporter->heartbeat(m_step, "train");
+    setPhase(Phase::Train);
     const auto inputs = batchInputs(m_data.train, batchIndices);
     const auto targets = m_data.train.targets.index_select(0, batchIndices);
 
@@ -323,6 +385,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     m_optimizer->step();
     waitWork(sharedWork, "loss all-reduce");
     ++m_step;
+    setPhase(Phase::Train); // heartbeats carry the new step count from here on
 
     const auto sharedCpu = shared.cpu();
     const double globalLoss = sharedCpu[0].item<double>() / m_env.worldSize;
@@ -341,8 +404,9 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         const double wallTime = elapsedSeconds();
         m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
         if (m_reporter) {
-            m_reporter->send({{"type", "step"}, {"step", m_step}, {"epoch", epoch}, {"loss", globalLoss}, {"lr", lr},
-                              {"samples_per_sec", samplesPerSec}, {"wall_time", wallTime}});
+            m_reporter->send({{wire::kKeyType, wire::kTypeStep}, {wire::kKeyStep, m_step}, {wire::kKeyEpoch, epoch},
+                              {wire::kKeyLoss, globalLoss}, {wire::kKeyLr, lr}, {wire::kKeySamplesPerSec, samplesPerSec},
+                              {wire::kKeyWallTime, wallTime}});
         }
         if (m_step % m_config.logEvery == 0 || m_step == m_totalSteps || stop) {
             spdlog::info("metric step={} epoch={} loss={:.6f} lr={:.6g} samples_per_sec={:.1f} wall_time={:.3f}", m_step,
@@ -355,12 +419,12 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 
 void Trainer::evaluate(std::int64_t epoch)
 {
+    setPhase(Phase::Eval);
     torch::NoGradGuard noGrad;
     m_model->eval();
     const auto shard = evaluationShard(m_data.test.size(), m_env.worldSize, m_env.rank).to(m_device);
     auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(m_device));
     for (std::int64_t begin = 0; begin < shard.size(0); begin += m_config.evalBatchSize) {
-        if (m_reporter) m_reporter->heartbeat(m_step, "eval");
         const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
         const auto inputs = batchInputs(m_data.test, indices);
         const auto targets = m_data.test.targets.index_select(0, indices);
@@ -385,8 +449,10 @@ void Trainer::evaluate(std::int64_t epoch)
         spdlog::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
                      result.accuracy, static_cast<std::int64_t>(count));
         if (m_reporter) {
-            m_reporter->send({{"type", "eval"}, {"epoch", epoch}, {"step", m_step}, {"val_loss", result.loss},
-                              {"val_accuracy", std::isnan(result.accuracy) ? nlohmann::json() : nlohmann::json(result.accuracy)}});
+            m_reporter->send({{wire::kKeyType, wire::kTypeEval}, {wire::kKeyEpoch, epoch}, {wire::kKeyStep, m_step},
+                              {wire::kKeyValLoss, result.loss},
+                              {wire::kKeyValAccuracy,
+                               std::isnan(result.accuracy) ? nlohmann::json() : nlohmann::json(result.accuracy)}});
         }
     }
 }
@@ -396,7 +462,7 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
     if (m_lastCheckpointStep == m_step) return;
     m_lastCheckpointStep = m_step;
     if (!isLeader()) return;
-    if (m_reporter) m_reporter->heartbeat(m_step, "checkpoint");
+    setPhase(Phase::Checkpoint);
     CheckpointHeader header;
     header.model = m_config.model;
     header.optimizer = m_config.optimizer;
@@ -405,7 +471,9 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
     const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer,
                                                           m_config.keepCheckpoints);
     spdlog::info("checkpoint step={} path={}", m_step, path);
-    if (m_reporter) m_reporter->send({{"type", "checkpoint"}, {"step", m_step}, {"path", path}});
+    if (m_reporter) {
+        m_reporter->send({{wire::kKeyType, wire::kTypeCheckpoint}, {wire::kKeyStep, m_step}, {wire::kKeyPath, path}});
+    }
 }
 
 void Trainer::finish(Outcome outcome)
@@ -415,16 +483,18 @@ void Trainer::finish(Outcome outcome)
         const bool epochEnd = m_step % m_stepsPerEpoch == 0;
         saveCheckpoint(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
     }
-    if (m_reporter) m_reporter->heartbeat(m_step, "done");
+    setPhase(Phase::Done);
     spdlog::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
     if (!isLeader()) return;
     writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
-    const std::string status = outcome == Outcome::Completed ? "completed" : "stopped";
+    const std::string status = outcome == Outcome::Completed ? wire::kStatusCompleted : wire::kStatusStopped;
     writeSummary(status, "");
     spdlog::info("done status={} steps={} loss={:.6f} val_loss={:.6f} val_accuracy={:.4f} samples_per_sec={:.1f} seconds={:.2f}",
                  status, m_step, m_lastLoss, m_lastEval.loss, m_lastEval.accuracy,
                  m_trainSamples / std::max(m_trainSeconds, 1e-9), elapsedSeconds());
-    if (m_reporter) m_reporter->send({{"type", "status"}, {"status", status}, {"step", m_step}});
+    if (m_reporter) {
+        m_reporter->send({{wire::kKeyType, wire::kTypeStatus}, {wire::kKeyStatus, status}, {wire::kKeyStep, m_step}});
+    }
 }
 
 void Trainer::writeSummary(const std::string& status, const std::string& message)

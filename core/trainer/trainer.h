@@ -22,9 +22,10 @@ class Communicator;
 class GradientSynchronizer;
 class Reporter;
 class RunRecorder;
-struct CheckpointHeader;
+enum class Phase;
 
-// The whole program: parses argv, runs, returns the exit code (0 ok or stopped, 1 failed, 2 bad input).
+// The whole program: parses argv, runs, returns the exit code (core/protocol/exit_codes.h: 0 ok or
+// stopped, 1 failed, 2 bad input, 3 rendezvous port taken).
 int trainerMain(int argc, char** argv);
 
 struct EvalResult
@@ -60,6 +61,8 @@ private:
     torch::Tensor batchInputs(const TensorDataset& split, const torch::Tensor& indices) const;
     torch::Tensor lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const;
     double elapsedSeconds() const;
+    // Publishes the step and phase that the heartbeat timer reports.
+    void setPhase(Phase phase);
     bool isLeader() const { return m_env.rank == 0; }
 
     TrainerConfig m_config;

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "../protocol/wire.h"
 #include "metric_server.h"
 #include "raw_socket.h"
 #include "reporter.h"
@@ -73,10 +74,11 @@ void reporterCost()
         QElapsedTimer clock;
         clock.start();
         for (int step = 1; step <= kReporterSends; ++step) {
-            // What a rank-0 step sends: one step frame and (rate-limited) a heartbeat.
-            reporter.send({{"type", "step"}, {"step", step}, {"epoch", 0}, {"loss", 0.6931}, {"lr", 0.01},
-                           {"samples_per_sec", 8000.0}, {"wall_time", step * 0.015}});
-            reporter.heartbeat(step, "train");
+            // What a rank-0 step does: one step frame and publishing its progress for the heartbeat timer.
+            reporter.send({{protocol::kKeyType, protocol::kTypeStep}, {protocol::kKeyStep, step}, {protocol::kKeyEpoch, 0},
+                           {protocol::kKeyLoss, 0.6931}, {protocol::kKeyLr, 0.01}, {protocol::kKeySamplesPerSec, 8000.0},
+                           {protocol::kKeyWallTime, step * 0.015}});
+            reporter.setProgress(step, trainer::Phase::Train);
         }
         perSendUs = clock.nsecsElapsed() / 1e3 / kReporterSends;
         dropped = reporter.dropped();
@@ -91,7 +93,7 @@ void reporterCost()
     while (received + static_cast<qint64>(dropped) < kReporterSends && settle.elapsed() < 10000) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     }
-    std::printf("reporting cost in the trainer: %.2f us per step (send + heartbeat), %.4f%% of a %.0f ms step "
+    std::printf("reporting cost in the trainer: %.2f us per step (send + progress), %.4f%% of a %.0f ms step "
                 "(target < 1%%); sending flat out, %llu of %d step frames arrived and %llu were dropped by the "
                 "bounded queue (drop-oldest)\n",
                 perSendUs, perSendUs / (kTypicalStepMs * 10.0), kTypicalStepMs, static_cast<unsigned long long>(received),

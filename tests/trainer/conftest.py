@@ -23,7 +23,7 @@ def free_port():
 class Ranks:
     """A group of trainer processes started with the torchrun environment contract."""
 
-    def __init__(self, world, args, out, extra_env=None, port=None):
+    def __init__(self, world, args, out, extra_env=None, port=None, log_dir=None):
         self.world = world
         self.out = Path(out)
         self.port = port or free_port()
@@ -36,7 +36,7 @@ class Ranks:
                         "MASTER_PORT": str(self.port)})
             env.pop("RINGMASTER_SOCKET", None)
             env.update(extra_env or {})
-            log = open(self.out.parent / f"{self.out.name}-rank{rank}.log", "w+")
+            log = open(Path(log_dir or self.out.parent) / f"{self.out.name}-rank{rank}.log", "w+")
             self.logs.append(log)
             self.procs.append(subprocess.Popen([TRAINER, "--out", str(self.out), *args], env=env,
                                                stdout=log, stderr=subprocess.STDOUT))
@@ -108,3 +108,63 @@ def digest(output):
         if "parameter_digest=" in line:
             return line.rsplit("parameter_digest=", 1)[1].strip()
     return None
+
+
+class FakeSupervisor:
+    """A supervisor's reporting socket (core/protocol/wire.h): accepts connections on a Unix socket and
+    records each newline-delimited JSON frame with its arrival time. With read=False it takes the hello
+    and then never reads again, like a supervisor that stopped draining its socket."""
+
+    def __init__(self, directory, read=True, token="test-token"):
+        import threading
+        self.path = str(Path(directory) / "supervisor.sock")
+        self.token = token
+        self.read = read
+        self.frames = []  # (time.monotonic(), dict)
+        self._lock = threading.Lock()
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(self.path)
+        self._server.listen(8)
+        self._connections = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def env(self):
+        return {"RINGMASTER_SOCKET": self.path, "RINGMASTER_TOKEN": self.token}
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            self._connections.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        buffer = b""
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                frame = json.loads(line)
+                with self._lock:
+                    self.frames.append((time.monotonic(), frame))
+                if not self.read and frame.get("type") == "hello":
+                    return  # keep the connection open, never read again
+
+    def received(self, frame_type=None):
+        with self._lock:
+            return [(t, f) for t, f in self.frames if frame_type is None or f.get("type") == frame_type]
+
+    def close(self):
+        self._server.close()
+        for conn in self._connections:
+            conn.close()

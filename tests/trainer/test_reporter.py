@@ -1,0 +1,93 @@
+"""The reporting socket: heartbeats come from a timer (so a long step never looks hung) and a
+supervisor that stops reading cannot keep a finished trainer alive."""
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import TRAINER, FakeSupervisor, run_single
+
+HEARTBEAT_INTERVAL_S = 1.0  # protocol::kHeartbeatIntervalMs
+# Slack over the interval for a loaded 2-core machine; once-per-step heartbeats leave gaps of a whole step.
+MAX_HEARTBEAT_GAP_S = 1.6
+
+
+@pytest.fixture
+def supervisor_dir():
+    # A short path: Unix socket paths are limited to 107 bytes, pytest's tmp_path can be longer.
+    directory = tempfile.mkdtemp(prefix="rm-sock-")
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_heartbeats_keep_coming_during_a_long_step(tmp_path, supervisor_dir):
+    supervisor = FakeSupervisor(supervisor_dir)
+    try:
+        # One step of the cnn on 8192 images takes several seconds on one CPU thread (measured 3-6 s).
+        started = time.monotonic()
+        code, output = run_single(["--model", "cnn", "--batch-size", "8192", "--threads", "1", "--max-steps", "2",
+                                   "--eval-batch-size", "5000", "--out", str(tmp_path / "run")],
+                                  env=supervisor.env(), timeout=300)
+        finished = time.monotonic()
+    finally:
+        supervisor.close()
+    assert code == 0, output
+    frames = supervisor.received()
+    assert frames and frames[0][1]["type"] == "hello" and frames[0][1]["token"] == "test-token"
+
+    steps = [(t, f) for t, f in supervisor.received("step")]
+    assert [f["step"] for _, f in steps] == [1, 2], output
+    step_seconds = steps[1][0] - steps[0][0]
+    assert step_seconds > 2.5 * HEARTBEAT_INTERVAL_S, f"a step took only {step_seconds:.2f}s: not a long step"
+
+    beats = supervisor.received("heartbeat")
+    times = [t for t, _ in beats]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert max(gaps) < MAX_HEARTBEAT_GAP_S, f"heartbeat gaps {[round(g, 2) for g in gaps]}"
+    # Heartbeats cover the whole life of the process, not only the training steps.
+    assert times[0] - started < 5.0 and finished - times[-1] < MAX_HEARTBEAT_GAP_S + 1.0
+    # During the second step (between the step-1 and step-2 frames) they say: training, at step 1.
+    during = [f for t, f in beats if steps[0][0] < t < steps[1][0]]
+    assert len(during) >= 2, f"only {len(during)} heartbeat(s) during a {step_seconds:.1f}s step"
+    assert all(f["phase"] == "train" and f["step"] == 1 for f in during), during
+    phases = [f["phase"] for _, f in beats]
+    assert phases[0] == "loading" and phases[-1] == "done"
+    assert {"rendezvous", "train", "eval", "checkpoint"} <= set(phases), phases
+
+
+def test_a_supervisor_that_stops_reading_cannot_hold_the_exit(tmp_path, supervisor_dir):
+    supervisor = FakeSupervisor(supervisor_dir, read=False)
+    run = tmp_path / "run"
+    # Thousands of tiny steps: far more frames than a Unix socket buffers, so the writer blocks.
+    args = [TRAINER, "--model", "linear", "--data", "synthetic", "--batch-size", "1", "--synthetic-samples", "4096",
+            "--max-steps", "3000", "--log-every", "1000", "--threads", "1", "--out", str(run)]
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(supervisor.env())
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output = ""
+        # The last thing the trainer prints is its "done" line: from there it must exit within seconds.
+        done_at = None
+        for line in proc.stdout:
+            output += line
+            if " done status=" in line:
+                done_at = time.monotonic()
+                break
+        assert done_at is not None, output
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the trainer still runs 10 s after its last step:\n{output}")
+        exited_after = time.monotonic() - done_at
+        output += proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        supervisor.close()
+    assert code == 0, output
+    assert exited_after < 5.0, f"exit took {exited_after:.1f}s after the last step"
+    assert "not delivered" in output, output
