@@ -1,5 +1,7 @@
 #include "grad_sync.h"
 
+#include <algorithm>
+
 #include "errors.h"
 
 namespace ringmaster::trainer {

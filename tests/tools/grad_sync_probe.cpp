@@ -7,6 +7,9 @@
 //   ringmaster-grad-sync-probe shm-setup-peer-leaves
 //       rank 0 sets up the segment while every other rank leaves after the rendezvous; prints "pid P"
 //       and the set-up error.
+//   ringmaster-grad-sync-probe shm-peer-dies
+//       every rank sets up the segment, then rank 1 leaves and rank 0 reduces; prints how long rank 0
+//       took to give up ("gave up after S s") and the error.
 //   ringmaster-grad-sync-probe shm-oversized
 //       one rank asks for a segment twice the size of /dev/shm; prints the fallback warning.
 //   ringmaster-grad-sync-probe world-size N
@@ -120,6 +123,23 @@ int shmSetupPeerLeaves()
     return 0;
 }
 
+int shmPeerDies()
+{
+    auto communicator = connect();
+    auto reducer = rt::ShmAllreduce::create(*communicator, 100, kTimeout);
+    if (!reducer) throw std::runtime_error("shared memory unavailable");
+    if (communicator->rank() == 1) return 0;
+    const auto start = std::chrono::steady_clock::now();
+    auto buffer = torch::ones({100});
+    try {
+        reducer->sumInPlace(buffer);
+    } catch (...) {
+        std::printf("gave up after %.2f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        throw;
+    }
+    return 0;
+}
+
 int shmOversized()
 {
     struct statvfs info{};
@@ -183,6 +203,7 @@ int run(const std::vector<std::string>& args)
     const std::string& mode = args.at(0);
     if (mode == "shm-reduce") return shmReduce(std::stoll(args.at(1)), std::stoull(args.at(2)));
     if (mode == "shm-setup-peer-leaves") return shmSetupPeerLeaves();
+    if (mode == "shm-peer-dies") return shmPeerDies();
     if (mode == "shm-oversized") return shmOversized();
     if (mode == "world-size") return worldSize(std::stoi(args.at(1)));
     if (mode == "unused") {

@@ -60,6 +60,16 @@ def test_different_buffers_of_the_same_size_fail_on_every_rank():
     assert "rank 1 reduces buffer 5 of 100 floats but rank 0 reduces buffer 0 of 100 floats" in outputs[1], outputs[1]
 
 
+def test_peer_that_leaves_after_set_up_is_seen_at_once():
+    # Each rank's pid is in the segment before set-up returns, so the survivor sees the peer gone within
+    # 0.1 s (here a zombie: the test reaps rank 1 only after rank 0), not after the 30 s timeout.
+    codes, outputs = run_probe(2, ["shm-peer-dies"])
+    assert codes == [1, 0], outputs
+    assert "a peer rank died: rank 1" in outputs[0], outputs[0]
+    elapsed = float(outputs[0].split("gave up after ", 1)[1].split()[0])
+    assert elapsed < 5, outputs[0]
+
+
 def segments_of(pid):
     return [p for p in Path("/dev/shm").iterdir() if p.name.startswith(f"ringmaster-{pid}-")]
 

@@ -6,7 +6,7 @@ tests/tools/grad_sync_probe.cpp (BranchyModel); the reference below is the same 
 import pytest
 import torch
 
-from conftest import run_single
+from conftest import digest, run_ranks, run_single
 from test_shm_allreduce import run_probe
 
 WORLD = 3
@@ -113,3 +113,17 @@ def test_flag_takes_a_boolean():
     assert "--find-unused-parameters: 'maybe' is not a boolean (true or false)" in output, output
     code, output = run_single(["--help"])
     assert "--find-unused-parameters true|false" in output, output
+
+
+def test_trainer_with_the_flag_trains_as_without_it(tmp_path):
+    """The built-in models use every parameter: the flag adds a used-parameter all-reduce after the buckets
+    (the same collective in the same place on every rank) and changes no number."""
+    common = ["--model", "linear", "--data", "synthetic", "--max-steps", "10", "--batch-size", "16", "--threads", "1",
+              "--local-allreduce", "gloo", "--bucket-mb", "0.000001"]
+    codes, plain = run_ranks(2, common, tmp_path / "plain")
+    assert codes == [0, 0], plain
+    codes, flagged = run_ranks(2, common + ["--find-unused-parameters", "true"], tmp_path / "flagged")
+    assert codes == [0, 0], flagged
+    assert "2 gradient bucket(s)" in flagged[0], flagged[0]
+    assert digest(plain[0]) is not None
+    assert {digest(o) for o in plain + flagged} == {digest(plain[0])}
