@@ -101,13 +101,12 @@ void Communicator::broadcastFromRankZero(torch::nn::Module& module)
     for (auto& param : module.parameters()) tensors.push_back(param);
     for (auto& buffer : module.buffers()) tensors.push_back(buffer);
     for (auto& tensor : tensors) {
-        // Gloo wants dense, default-layout tensors; a channels-last weight travels as a copy.
-        const bool dense = tensor.is_contiguous();
-        std::vector<torch::Tensor> one{dense ? tensor : tensor.contiguous()};
+        // Gloo wants dense, default-layout tensors (it rejects others): the trainer broadcasts before
+        // it moves convolution weights to channels-last.
+        std::vector<torch::Tensor> one{tensor};
         c10d::BroadcastOptions broadcastOptions;
         broadcastOptions.rootRank = 0;
         waitWork(m_group->broadcast(one, broadcastOptions), "parameter broadcast");
-        if (!dense) tensor.copy_(one.front());
     }
 }
 

@@ -19,7 +19,6 @@ namespace ringmaster::trainer {
 struct CommunicatorOptions
 {
     std::string backend;  // gloo | nccl
-    torch::Device device = torch::kCPU;
     std::chrono::milliseconds rendezvousTimeout{300000};
     std::chrono::milliseconds collectiveTimeout{300000};
     bool forceGroup = false; // a process group even for a world of one

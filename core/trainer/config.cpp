@@ -94,6 +94,9 @@ const std::map<std::string, Setter>& setters()
         {"eval-batch-size", intField(&TrainerConfig::evalBatchSize)},
         {"bucket-mb", doubleField(&TrainerConfig::bucketMb)},
         {"local-allreduce", stringField(&TrainerConfig::localAllreduce)},
+        {"find-unused-parameters", [](TrainerConfig& c, const std::string& f, const std::string& v) {
+             c.findUnusedParameters = toBool(f, v);
+         }},
         {"drop-last", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.dropLast = toBool(f, v); }},
         {"log-every", intField(&TrainerConfig::logEvery)},
         {"force-collectives", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.forceCollectives = toBool(f, v); }},
@@ -146,6 +149,8 @@ std::string trainerUsage()
            "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
            "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
            "       --local-allreduce shm|gloo   how same-host CPU ranks all-reduce gradients (default shm)\n"
+           "       --find-unused-parameters true|false   average parameters a step left without a gradient\n"
+           "                                  as zeros, as PyTorch DDP (default false: such a step is an error)\n"
            "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n"
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"

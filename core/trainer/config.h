@@ -34,6 +34,7 @@ struct TrainerConfig
     std::int64_t evalBatchSize = 1000;
     double bucketMb = 25.0;                 // gradient bucket size, as DDP's bucket_cap_mb
     std::string localAllreduce = "shm";     // same-host CPU gradients: shm (shared memory) | gloo
+    bool findUnusedParameters = false;      // as DDP's: zero gradients for parameters a step left unused
     bool dropLast = false;                  // sampler: drop the tail instead of padding
     int logEvery = 10;                      // stdout metric line every N steps (metrics.csv gets every step)
     double rendezvousTimeoutSec = 300.0;

@@ -1,14 +1,26 @@
 #include "grad_sync.h"
 
-namespace ringmaster::trainer {
+#include <algorithm>
 
-GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters, Communicator& communicator,
-                                           std::size_t bucketBytes, bool sharedMemory, std::chrono::milliseconds timeout)
+#include "errors.h"
+
+namespace ringmaster::trainer {
+namespace {
+
+constexpr std::size_t kMostNamesInAnError = 20;
+
+} // namespace
+
+GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters, std::vector<std::string> names,
+                                           Communicator& communicator, const GradSyncOptions& options)
     : m_parameters(std::move(parameters))
+    , m_names(std::move(names))
     , m_communicator(communicator)
+    , m_findUnused(options.findUnusedParameters)
 {
     if (!m_communicator.distributed()) return;
     m_slots.resize(m_parameters.size());
+    m_ready.assign(m_parameters.size(), 0);
     std::vector<std::vector<std::size_t>> groups;
     std::size_t bytes = 0;
     for (std::size_t i = m_parameters.size(); i-- > 0;) {
@@ -16,7 +28,7 @@ GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters
         const std::size_t paramBytes = static_cast<std::size_t>(param.numel()) * param.element_size();
         // A new bucket when there is none yet, or when this parameter would overflow a non-empty one
         // (a parameter larger than the cap gets a bucket of its own).
-        if (groups.empty() || (bytes + paramBytes > bucketBytes && !groups.back().empty())) {
+        if (groups.empty() || (bytes + paramBytes > options.bucketBytes && !groups.back().empty())) {
             groups.emplace_back();
             bytes = 0;
         }
@@ -37,8 +49,8 @@ GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters
     std::int64_t largest = 0;
     for (const auto& bucket : m_buckets) largest = std::max(largest, bucket.flat.numel());
     const bool cpu = !m_parameters.empty() && m_parameters.front().device().is_cpu();
-    if (sharedMemory && cpu && m_communicator.worldSize() > 1 && m_communicator.sameHost()) {
-        m_sharedMemory = ShmAllreduce::create(m_communicator, largest, timeout);
+    if (options.sharedMemory && cpu && m_communicator.worldSize() > 1 && m_communicator.sameHost()) {
+        m_sharedMemory = ShmAllreduce::create(m_communicator, largest, options.timeout);
     }
     for (std::size_t i = 0; i < m_parameters.size(); ++i) {
         m_slots[i].hookHandle = m_parameters[i].register_hook(
@@ -60,30 +72,63 @@ torch::Tensor GradientSynchronizer::view(std::size_t parameterIndex)
     return m_buckets[slot.bucket].flat.narrow(0, slot.offset, slot.numel).view(m_parameters[parameterIndex].sizes());
 }
 
+std::string GradientSynchronizer::nameOf(std::size_t parameterIndex) const
+{
+    if (parameterIndex < m_names.size() && !m_names[parameterIndex].empty()) return m_names[parameterIndex];
+    return "parameter " + std::to_string(parameterIndex);
+}
+
 void GradientSynchronizer::prepare()
 {
     for (auto& bucket : m_buckets) {
         bucket.pending = static_cast<int>(bucket.members.size());
-        bucket.launched = false;
         bucket.work.reset();
     }
+    std::fill(m_ready.begin(), m_ready.end(), 0);
+    m_nextBucket = 0;
+    m_failure = nullptr;
 }
 
 void GradientSynchronizer::onGradientReady(std::size_t parameterIndex, const torch::Tensor& gradient)
 {
-    torch::NoGradGuard noGrad;
-    view(parameterIndex).copy_(gradient);
-    auto& bucket = m_buckets[m_slots[parameterIndex].bucket];
-    if (--bucket.pending == 0) launch(bucket);
+    // Runs inside backward: an exception here would surface as an autograd error, so a failed launch
+    // is kept for finish(), and later buckets are not launched (the step is lost anyway).
+    // It still marks the parameter ready, so finish() names only parameters that really got no gradient.
+    try {
+        if (m_ready[parameterIndex]) {
+            throw std::runtime_error("parameter " + nameOf(parameterIndex) + " got a second gradient before the "
+                                     "previous one was all-reduced (backward ran twice in one step)");
+        }
+        markReady(parameterIndex);
+        if (m_failure) return;
+        torch::NoGradGuard noGrad;
+        view(parameterIndex).copy_(gradient);
+        launchReadyBuckets();
+    } catch (...) {
+        if (!m_failure) m_failure = std::current_exception();
+    }
 }
 
-void GradientSynchronizer::launch(Bucket& bucket)
+void GradientSynchronizer::markReady(std::size_t parameterIndex)
 {
-    bucket.launched = true;
+    m_ready[parameterIndex] = 1;
+    --m_buckets[m_slots[parameterIndex].bucket].pending;
+}
+
+void GradientSynchronizer::launchReadyBuckets()
+{
+    // Strictly in bucket order: a full bucket waits for every bucket before it, so the sequence of
+    // collectives is the same on every rank whatever order the hooks fired in.
+    while (m_nextBucket < m_buckets.size() && m_buckets[m_nextBucket].pending == 0) launch(m_nextBucket++);
+}
+
+void GradientSynchronizer::launch(std::size_t bucketIndex)
+{
+    auto& bucket = m_buckets[bucketIndex];
     if (m_sharedMemory) {
         // Synchronous: same-host peers reach the same bucket at about the same time, and there is no
         // transport to overlap with.
-        m_sharedMemory->sumInPlace(bucket.flat);
+        m_sharedMemory->sumInPlace(bucket.flat, bucketIndex);
         bucket.work.reset();
         return;
     }
@@ -96,25 +141,62 @@ std::string GradientSynchronizer::transport() const
     return m_sharedMemory ? "shared memory" : m_communicator.backendName();
 }
 
+std::vector<std::size_t> GradientSynchronizer::unusedParameters() const
+{
+    std::vector<std::size_t> unused;
+    for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+        if (!m_ready[i]) unused.push_back(i);
+    }
+    return unused;
+}
+
+std::vector<bool> GradientSynchronizer::usedOnAnyRank(const std::vector<char>& usedHere)
+{
+    // Launched after every bucket, so it is the same collective at the same place on every rank.
+    if (m_parameters.empty()) return {};
+    auto used = torch::empty({static_cast<std::int64_t>(m_parameters.size())}, torch::kFloat32);
+    auto* flags = used.data_ptr<float>();
+    for (std::size_t i = 0; i < m_parameters.size(); ++i) flags[i] = usedHere[i] ? 1.0f : 0.0f;
+    auto onDevice = used.to(m_parameters.front().device());
+    m_communicator.allreduceSum(onDevice);
+    used = onDevice.cpu();
+    flags = used.data_ptr<float>();
+    std::vector<bool> result(m_parameters.size());
+    for (std::size_t i = 0; i < m_parameters.size(); ++i) result[i] = flags[i] > 0.0f;
+    return result;
+}
+
 void GradientSynchronizer::finish()
 {
     if (!m_communicator.distributed()) return;
     torch::NoGradGuard noGrad;
-    // A parameter that got no gradient this step (unused in forward) contributes zeros; buckets are
-    // launched in index order, which is the same on every rank.
-    for (auto& bucket : m_buckets) {
-        if (!bucket.launched) {
-            for (const std::size_t index : bucket.members) {
-                if (!m_parameters[index].grad().defined()) view(index).zero_();
-            }
-            launch(bucket);
+    const auto unused = unusedParameters();
+    if (!unused.empty() && !m_findUnused) {
+        std::string names;
+        for (std::size_t k = 0; k < unused.size() && k < kMostNamesInAnError; ++k) {
+            names += (k ? ", " : "") + nameOf(unused[k]);
         }
+        if (unused.size() > kMostNamesInAnError) names += ", ...";
+        throw UsageError("rank " + std::to_string(m_communicator.rank()) + ": " + std::to_string(unused.size()) +
+                         " parameter(s) got no gradient in this step: " + names +
+                         " (the forward did not use them). Every rank must all-reduce every parameter; for a model "
+                         "that skips layers depending on the data or the rank, pass --find-unused-parameters true");
     }
+    if (m_failure) std::rethrow_exception(m_failure);
+    // Unused here: zero gradients, marked ready; the buckets then launch in bucket order as on every rank.
+    const std::vector<char> usedHere = m_ready;
+    for (const std::size_t index : unused) {
+        view(index).zero_();
+        markReady(index);
+    }
+    launchReadyBuckets();
+    const std::vector<bool> used = m_findUnused ? usedOnAnyRank(usedHere) : std::vector<bool>(m_parameters.size(), true);
     const double worldSize = m_communicator.worldSize();
     for (auto& bucket : m_buckets) {
         waitWork(bucket.work, "gradient all-reduce");
         bucket.flat.div_(worldSize);
         for (const std::size_t index : bucket.members) {
+            if (!used[index]) continue; // no rank used it: no gradient, as PyTorch DDP leaves it
             auto& grad = m_parameters[index].mutable_grad();
             if (grad.defined()) {
                 grad.copy_(view(index));

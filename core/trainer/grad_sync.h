@@ -1,10 +1,21 @@
 #pragma once
 // Gradient all-reduce in flattened buckets, as DistributedDataParallel does it: parameters are put
 // into buckets of --bucket-mb in reverse order (the order backward produces gradients), a hook on each
-// parameter copies its gradient into its bucket, and a full bucket's all-reduce is launched at once,
-// so communication overlaps the rest of backward. finish() waits, averages and writes .grad.
+// parameter copies its gradient into its bucket, and buckets are launched strictly in bucket order as
+// soon as they and every bucket before them are full, so communication overlaps the rest of backward
+// and every rank launches the same collectives in the same order whatever order its hooks fire in.
+// finish() waits, averages and writes .grad.
+//
+// A parameter that gets no gradient in a step (a forward that skips a layer depending on the data or the
+// rank) never fires its hook, so its bucket is never full. As in PyTorch DDP: by default finish() throws
+// naming those parameters; with findUnusedParameters it marks them ready with zero gradients, so every
+// rank launches every bucket in the same order, and the mean counts them as zeros on the ranks that did
+// not use them. A parameter no rank used in the step keeps no gradient (the optimizer skips it).
 
+#include <chrono>
 #include <cstddef>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -14,19 +25,28 @@
 
 namespace ringmaster::trainer {
 
+struct GradSyncOptions
+{
+    std::size_t bucketBytes = 25 * 1024 * 1024;
+    bool sharedMemory = true; // same-host CPU ranks reduce through ShmAllreduce instead of the backend
+    bool findUnusedParameters = false;
+    std::chrono::milliseconds timeout{300000};
+};
+
 class GradientSynchronizer
 {
 public:
-    // sharedMemory: same-host CPU ranks reduce through shared memory (ShmAllreduce) instead of the backend.
-    GradientSynchronizer(std::vector<torch::Tensor> parameters, Communicator& communicator, std::size_t bucketBytes,
-                         bool sharedMemory, std::chrono::milliseconds timeout);
+    // names: one per parameter, for error messages (empty: "parameter <index>").
+    GradientSynchronizer(std::vector<torch::Tensor> parameters, std::vector<std::string> names,
+                         Communicator& communicator, const GradSyncOptions& options);
     ~GradientSynchronizer();
     GradientSynchronizer(const GradientSynchronizer&) = delete;
     GradientSynchronizer& operator=(const GradientSynchronizer&) = delete;
 
     // Call before backward.
     void prepare();
-    // Call after backward: every parameter's .grad then holds the all-rank mean.
+    // Call after backward: every parameter's .grad then holds the all-rank mean. Throws UsageError
+    // naming the parameters that got no gradient on this rank, unless findUnusedParameters.
     void finish();
 
     std::size_t bucketCount() const { return m_buckets.size(); }
@@ -40,7 +60,6 @@ private:
         std::vector<std::size_t> members; // indices into m_parameters
         int pending = 0;
         c10::intrusive_ptr<c10d::Work> work;
-        bool launched = false;
     };
     struct Slot
     {
@@ -51,13 +70,23 @@ private:
     };
 
     void onGradientReady(std::size_t parameterIndex, const torch::Tensor& gradient);
-    void launch(Bucket& bucket);
+    void markReady(std::size_t parameterIndex);
+    void launchReadyBuckets();
+    void launch(std::size_t bucketIndex);
+    std::vector<std::size_t> unusedParameters() const;
+    std::vector<bool> usedOnAnyRank(const std::vector<char>& usedHere);
+    std::string nameOf(std::size_t parameterIndex) const;
     torch::Tensor view(std::size_t parameterIndex);
 
     std::vector<torch::Tensor> m_parameters;
+    std::vector<std::string> m_names;
     Communicator& m_communicator;
+    bool m_findUnused;
     std::vector<Bucket> m_buckets;
     std::vector<Slot> m_slots;
+    std::vector<char> m_ready;      // per parameter: its gradient is in its bucket this step
+    std::size_t m_nextBucket = 0;   // buckets below it are launched
+    std::exception_ptr m_failure;   // a launch that threw inside backward, rethrown by finish()
     std::unique_ptr<ShmAllreduce> m_sharedMemory;
 };
 

@@ -238,7 +238,6 @@ void Trainer::setUp()
     setPhase(Phase::Rendezvous);
     CommunicatorOptions options;
     options.backend = backend;
-    options.device = m_device;
     options.forceGroup = m_config.forceCollectives;
     options.rendezvousTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.rendezvousTimeoutSec * 1000));
     options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
@@ -259,8 +258,9 @@ void Trainer::setUp()
     m_channelsLast = !m_device.is_cuda();
     if (m_channelsLast) preferChannelsLast(*m_model);
     m_gradients = std::make_unique<GradientSynchronizer>(
-        m_model->parameters(), *m_communicator, static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb),
-        m_config.localAllreduce == "shm", options.collectiveTimeout);
+        m_model->parameters(), m_model->named_parameters().keys(), *m_communicator,
+        GradSyncOptions{static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb), m_config.localAllreduce == "shm",
+                        m_config.findUnusedParameters, options.collectiveTimeout});
 
     spdlog::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
                  m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, shardSize);
