@@ -71,6 +71,22 @@ QByteArray idxImagesHeader(quint32 count)
     return header;
 }
 
+// Points RINGMASTER_TRAINER at a stub for one test (the job itself names no trainer).
+class TrainerOverride
+{
+public:
+    explicit TrainerOverride(const QString& path) : m_saved(qgetenv("RINGMASTER_TRAINER"))
+    {
+        qputenv("RINGMASTER_TRAINER", QFile::encodeName(path));
+    }
+    ~TrainerOverride() { qputenv("RINGMASTER_TRAINER", m_saved); }
+    TrainerOverride(const TrainerOverride&) = delete;
+    TrainerOverride& operator=(const TrainerOverride&) = delete;
+
+private:
+    QByteArray m_saved;
+};
+
 // Where the left panel shows its content, in window coordinates.
 QRect visiblePanel(QWidget* window, QWidget* inside)
 {
@@ -299,7 +315,7 @@ private Q_SLOTS:
         const QString trainer = writeStubTrainer(m_root.path(), QStringLiteral("slow-validate.sh"), kStubValidateSeconds,
                                                  "echo 'rank: nothing to train' >&2; exit 1");
         auto job = supervisor::defaultJob(0);
-        job.trainerPath = trainer;
+        const TrainerOverride stub(trainer);
         job.outputRoot = m_root.path() + QStringLiteral("/preflight-runs");
         MainWindow window;
         window.setConfirmOnClose(false);
@@ -333,7 +349,7 @@ private Q_SLOTS:
     {
         const QString trainer = writeStubTrainer(m_root.path(), QStringLiteral("slow-validate-2.sh"), kStubValidateSeconds, "exit 1");
         auto job = supervisor::defaultJob(0);
-        job.trainerPath = trainer;
+        const TrainerOverride stub(trainer);
         job.outputRoot = m_root.path() + QStringLiteral("/cancelled-runs");
         MainWindow window;
         window.setConfirmOnClose(false);
@@ -362,7 +378,7 @@ private Q_SLOTS:
         job.device = QStringLiteral("cuda");
         job.gpus = {0};
         job.nproc = 1;
-        job.trainerPath = trainer;
+        const TrainerOverride stub(trainer);
         job.outputRoot = m_root.path() + QStringLiteral("/gpu-runs");
         {
             MainWindow window;
@@ -409,7 +425,7 @@ private Q_SLOTS:
             "echo 'frame #1: ringmaster::trainer::Trainer::step() + 0x12 (0x55 in ringmaster-trainer)' >&2\n"
             "exit 1");
         auto job = supervisor::defaultJob(0);
-        job.trainerPath = trainer;
+        const TrainerOverride stub(trainer);
         job.outputRoot = m_root.path() + QStringLiteral("/failing-runs");
         MainWindow window;
         window.setConfirmOnClose(false);
