@@ -7,13 +7,13 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
-#include <QRegularExpression>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
