@@ -31,6 +31,6 @@ int main(int argc, char** argv)
         }
     }
     window.show();
-    if (parser.isSet(start)) window.startRun();
+    if (parser.isSet(start)) window.startWhenFormChecked();
     return QApplication::exec();
 }

@@ -81,6 +81,7 @@ GpuPanel::GpuPanel(QWidget* parent)
 void GpuPanel::refresh()
 {
     m_gpus = m_inventory.query();
+    m_pids = m_processes.query();
     const QList<int> selected = selectedGpus();
     const QSignalBlocker blocker(m_table);
     m_table->setRowCount(static_cast<int>(m_gpus.size()));
@@ -95,13 +96,14 @@ void GpuPanel::refresh()
         }
         check->setText(QString::number(gpu.index));
         check->setData(Qt::UserRole, gpu.index);
-        const bool busy = gpu.otherProcesses > 0;
+        const int others = otherProcesses(gpu);
+        const bool busy = others > 0;
         auto set = [&](int column, const QString& text) {
             auto* item = m_table->item(row, column);
             if (!item) m_table->setItem(row, column, item = new QTableWidgetItem);
             item->setText(text);
             item->setForeground(busy ? QColor(176, 96, 0) : QColor());
-            item->setToolTip(busy ? tr("%1 other process(es) use this GPU").arg(gpu.otherProcesses) : QString());
+            item->setToolTip(busy ? tr("%1 other process(es) use this GPU").arg(others) : QString());
         };
         set(kName, busy ? gpu.name + tr("  (in use)") : gpu.name);
         set(kMemory, tr("%1 / %2 GiB").arg(gpu.memoryUsedMiB / 1024.0, 0, 'f', 1).arg(gpu.memoryTotalMiB / 1024.0, 0, 'f', 1));
@@ -153,9 +155,26 @@ void GpuPanel::selectNextFree(int count)
     QList<int> chosen;
     for (const auto& gpu : m_gpus) {
         if (chosen.size() == count) break;
-        if (gpu.otherProcesses == 0) chosen.append(gpu.index);
+        if (otherProcesses(gpu) == 0) chosen.append(gpu.index);
     }
     setSelectedGpus(chosen);
+}
+
+int GpuPanel::otherProcesses(const supervisor::GpuInfo& gpu) const
+{
+    if (!m_processes.available()) return gpu.otherProcesses; // counts only: cannot tell ours apart
+    const QList<qint64> own = m_ownPids ? m_ownPids() : QList<qint64>();
+    int others = 0;
+    for (const qint64 pid : m_pids.value(gpu.index)) others += own.contains(pid) ? 0 : 1;
+    return others;
+}
+
+bool GpuPanel::isBusy(int gpuIndex) const
+{
+    for (const auto& gpu : m_gpus) {
+        if (gpu.index == gpuIndex) return otherProcesses(gpu) > 0;
+    }
+    return false;
 }
 
 } // namespace ringmaster::ui

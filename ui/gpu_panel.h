@@ -1,12 +1,16 @@
 #pragma once
 // Every NVIDIA GPU with its index, name, memory, utilisation and temperature, refreshed every 2 s,
 // with a checkbox to select it, a "next N free" shortcut, and a mark on GPUs that other processes
-// use. Without NVML (no driver) it offers CPU ranks instead.
+// use. This app's own ranks do not make a GPU busy (setOwnPids tells which processes are ours).
+// Without NVML (no driver) it offers CPU ranks instead.
 
 #include <QTimer>
 #include <QWidget>
 
+#include <functional>
+
 #include "gpu_inventory.h"
+#include "gpu_processes.h"
 
 class QLabel;
 class QPushButton;
@@ -30,6 +34,11 @@ public:
     void setSelectedGpus(const QList<int>& gpus);
     void setCpuRanks(int ranks);
     void refresh();
+    // The pids of this app's own running ranks, asked at each refresh: they do not make a GPU busy.
+    void setOwnPids(std::function<QList<qint64>()> ownPids) { m_ownPids = std::move(ownPids); }
+    // Whether a process other than this app's ranks computes on the GPU (as of the last refresh).
+    bool isBusy(int gpuIndex) const;
+    void selectNextFree(int count);
     QTableWidget* table() const { return m_table; }
     QSpinBox* cpuRanksBox() const { return m_cpuRanks; }
 
@@ -37,9 +46,12 @@ Q_SIGNALS:
     void selectionChanged();
 
 private:
-    void selectNextFree(int count);
+    int otherProcesses(const supervisor::GpuInfo& gpu) const;
 
     supervisor::GpuInventory m_inventory;
+    GpuProcesses m_processes;
+    QHash<int, QList<qint64>> m_pids;
+    std::function<QList<qint64>()> m_ownPids;
     QTableWidget* m_table;
     QSpinBox* m_cpuRanks;
     QSpinBox* m_freeCount;

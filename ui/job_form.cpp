@@ -10,14 +10,64 @@
 #include <QJsonValue>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <cmath>
+#include <limits>
 
 #include "preflight.h"
 
 namespace ringmaster::ui {
 namespace {
+
+// Typing a path would otherwise probe the disk on every keystroke.
+constexpr int kOutputCheckDebounceMs = 250;
+// An editable combo box would otherwise grow to its longest entry (a long dataset path).
+constexpr int kComboMinimumCharacters = 12;
+
+// A whole number from the job file, exactly (a seed of 1234567 stays 1234567).
+qint64 integerOption(const QJsonObject& trainer, const char* key, qint64 fallback)
+{
+    const QJsonValue value = trainer.value(QLatin1String(key));
+    if (value.isString()) {
+        bool ok = false;
+        const qint64 parsed = value.toString().trimmed().toLongLong(&ok);
+        return ok ? parsed : fallback;
+    }
+    if (!value.isDouble()) return fallback;
+    const qint64 exact = value.toInteger(std::numeric_limits<qint64>::min());
+    return exact != std::numeric_limits<qint64>::min() ? exact : std::llround(value.toDouble());
+}
+
+double realOption(const QJsonObject& trainer, const char* key, double fallback)
+{
+    const QJsonValue value = trainer.value(QLatin1String(key));
+    if (value.isString()) {
+        bool ok = false;
+        const double parsed = value.toString().trimmed().toDouble(&ok);
+        return ok ? parsed : fallback;
+    }
+    return value.isDouble() ? value.toDouble() : fallback;
+}
+
+QString textOption(const QJsonObject& trainer, const char* key, const QString& fallback)
+{
+    const QJsonValue value = trainer.value(QLatin1String(key));
+    if (value.isString()) return value.toString();
+    // The shortest text that reads back as the same double (0.0123456789, not 0.0123457).
+    if (value.isDouble()) return QString::number(value.toDouble(), 'g', QLocale::FloatingPointShortest);
+    return fallback;
+}
+
+bool boolOption(const QJsonObject& trainer, const char* key)
+{
+    const QJsonValue value = trainer.value(QLatin1String(key));
+    return value.isBool() ? value.toBool() : value.toString() == QLatin1String("true");
+}
 
 QSpinBox* spin(QWidget* parent, int min, int max, int value, const QString& tip)
 {
@@ -56,6 +106,8 @@ JobForm::JobForm(QWidget* parent)
     m_data = combo(this, {QStringLiteral("fashion-mnist"), QStringLiteral("synthetic")},
                    tr("fashion-mnist (the Debian package), synthetic (for linear), or a folder of MNIST-format IDX files"));
     m_data->setEditable(true);
+    m_data->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_data->setMinimumContentsLength(kComboMinimumCharacters);
     auto* browse = new QPushButton(tr("…"), this);
     browse->setToolTip(tr("Choose a folder of MNIST-format IDX files"));
     browse->setMaximumWidth(32);
@@ -67,6 +119,7 @@ JobForm::JobForm(QWidget* parent)
     m_maxSteps = spin(this, 0, 100000000, 0, tr("Stop after this many optimizer steps (0: no limit besides epochs)"));
     m_batch = spin(this, 0, 1000000, 64, tr("Samples per rank per step; the global batch is this times the number of ranks"));
     m_globalBatch = new QLabel(this);
+    m_globalBatch->setWordWrap(true); // a large batch must wrap, never widen the panel
     m_globalBatch->setToolTip(tr("Samples per optimizer step across all ranks"));
     m_lr = new QLineEdit(QStringLiteral("0.01"), this);
     m_lr->setToolTip(tr("Peak learning rate (e.g. 0.01 or 3e-4); must be > 0"));
@@ -90,7 +143,7 @@ JobForm::JobForm(QWidget* parent)
         if (!dir.isEmpty()) m_output->setText(dir);
     });
     m_maxRestarts = spin(this, 0, 100, 0, tr("After a failure, restart the group from the latest checkpoint up to N times"));
-    m_heartbeat = doubleSpin(this, 1, 86400, 120, 0, tr("A rank silent for this many seconds is reported hung and the group is stopped"));
+    m_heartbeat = doubleSpin(this, 1, 86400, 120, 1, tr("A rank silent for this many seconds is reported hung and the group is stopped"));
     m_heartbeat->setSuffix(tr(" s"));
 
     auto row = [this](QWidget* a, QWidget* b) {
@@ -101,12 +154,19 @@ JobForm::JobForm(QWidget* parent)
         layout->addWidget(b);
         return box;
     };
+    // Long rows put the field under its label rather than widening the panel.
+    auto form = [](QWidget* box) {
+        auto* layout = new QFormLayout(box);
+        layout->setRowWrapPolicy(QFormLayout::WrapLongRows);
+        layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        return layout;
+    };
     auto* model = new QGroupBox(tr("Model and data"), this);
-    auto* modelForm = new QFormLayout(model);
+    auto* modelForm = form(model);
     modelForm->addRow(tr("Model"), m_model);
     modelForm->addRow(tr("Dataset"), row(m_data, browse));
     auto* schedule = new QGroupBox(tr("Training"), this);
-    auto* scheduleForm = new QFormLayout(schedule);
+    auto* scheduleForm = form(schedule);
     scheduleForm->addRow(tr("Epochs"), m_epochs);
     scheduleForm->addRow(tr("Max steps"), m_maxSteps);
     scheduleForm->addRow(tr("Batch per rank"), row(m_batch, m_globalBatch));
@@ -118,7 +178,7 @@ JobForm::JobForm(QWidget* parent)
     scheduleForm->addRow(tr("Warm-up steps"), m_warmup);
     scheduleForm->addRow(tr("Seed"), m_seed);
     auto* outputs = new QGroupBox(tr("Evaluation, checkpoints, output"), this);
-    auto* outputForm = new QFormLayout(outputs);
+    auto* outputForm = form(outputs);
     outputForm->addRow(tr("Eval every (epochs)"), m_evalEvery);
     outputForm->addRow(tr("Checkpoint every (steps)"), m_checkpointEvery);
     outputForm->addRow(tr("Keep checkpoints"), m_keepCheckpoints);
@@ -144,8 +204,24 @@ JobForm::JobForm(QWidget* parent)
     for (auto* box : {m_model, m_optimizer, m_schedule}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
     connect(m_data, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
     connect(m_lr, &QLineEdit::textChanged, this, &JobForm::revalidate);
-    connect(m_output, &QLineEdit::textChanged, this, &JobForm::revalidate);
-    revalidate();
+    connect(m_output, &QLineEdit::textChanged, this, &JobForm::scheduleOutputCheck);
+
+    m_outputDebounce.setSingleShot(true);
+    m_outputDebounce.setInterval(kOutputCheckDebounceMs);
+    connect(&m_outputDebounce, &QTimer::timeout, this, &JobForm::checkOutputNow);
+    connect(&m_outputWatcher, &QFutureWatcher<QString>::finished, this, &JobForm::onOutputChecked);
+
+    const QString launch; // the launch settings have no trainer key
+    m_fields = {{QStringLiteral("model"), m_model}, {QStringLiteral("data"), m_data},
+                {QStringLiteral("epochs"), m_epochs}, {QStringLiteral("max_steps"), m_maxSteps},
+                {QStringLiteral("batch_size"), m_batch}, {QStringLiteral("lr"), m_lr},
+                {QStringLiteral("optimizer"), m_optimizer}, {QStringLiteral("momentum"), m_momentum},
+                {QStringLiteral("weight_decay"), m_weightDecay}, {QStringLiteral("lr_schedule"), m_schedule},
+                {QStringLiteral("warmup_steps"), m_warmup}, {QStringLiteral("seed"), m_seed},
+                {QStringLiteral("eval_every"), m_evalEvery}, {QStringLiteral("checkpoint_every"), m_checkpointEvery},
+                {QStringLiteral("keep_checkpoints"), m_keepCheckpoints},
+                {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}};
+    setJob(supervisor::defaultJob(0));
 }
 
 void JobForm::setWorldSize(int ranks)
@@ -159,20 +235,62 @@ void JobForm::mark(QWidget* widget, bool bad)
     widget->setStyleSheet(bad ? QStringLiteral("border: 2px solid #d62728; border-radius: 3px;") : QString());
 }
 
+void JobForm::scheduleOutputCheck()
+{
+    // The result for older text must not count: pending until the check for this text is back.
+    m_outputPending = !m_output->text().trimmed().isEmpty();
+    if (m_outputPending) m_outputDebounce.start();
+    else m_outputDebounce.stop();
+    revalidate();
+}
+
+void JobForm::checkOutputNow()
+{
+    m_outputInFlight = m_output->text().trimmed();
+    // checkOutputFolder creates and removes a probe file: off the GUI thread (a slow or hung mount).
+    m_outputWatcher.setFuture(QtConcurrent::run([folder = m_outputInFlight] { return supervisor::checkOutputFolder(folder); }));
+}
+
+void JobForm::onOutputChecked()
+{
+    if (m_outputInFlight != m_output->text().trimmed()) return; // the text changed since: a newer check follows
+    m_outputChecked = m_outputInFlight;
+    m_outputProblem = m_outputWatcher.result();
+    m_outputPending = m_outputDebounce.isActive();
+    revalidate();
+}
+
+QString JobForm::datasetProblem(const QString& data)
+{
+    const qint64 synthetic = integerOption(m_base.trainer, "synthetic_samples", kSyntheticDefaultSamples);
+    const QString key = data + QLatin1Char('\n') + QString::number(synthetic);
+    if (key != m_sizeFor) { // reads a file header for a folder: once per dataset, not per keystroke elsewhere
+        m_size = trainingSetSize(data, synthetic);
+        m_sizeFor = key;
+    }
+    if (m_size.samples < 0) return tr("Dataset: %1.").arg(m_size.error);
+    if (m_worldSize < 1 || m_batch->value() < 1) return {};
+    const qint64 shard = shardSize(m_size.samples, m_worldSize, boolOption(m_base.trainer, "drop_last"));
+    if (m_batch->value() <= shard) return {};
+    return tr("Batch per rank %1 is larger than each rank's shard of %2 samples (%3 training samples over %4 ranks): "
+              "use at most %2.").arg(m_batch->value()).arg(shard).arg(m_size.samples).arg(m_worldSize);
+}
+
 void JobForm::revalidate()
 {
     QStringList problems;
-    const bool badBatch = m_batch->value() < 1;
+    bool badBatch = m_batch->value() < 1;
     if (badBatch) problems << tr("Batch per rank must be at least 1.");
-    mark(m_batch, badBatch);
     bool lrOk = false;
     const double lr = m_lr->text().trimmed().toDouble(&lrOk);
     const bool badLr = !lrOk || !(lr > 0);
     if (badLr) problems << tr("Learning rate must be a number above 0 (e.g. 0.01 or 3e-4).");
     mark(m_lr, badLr);
     if (m_worldSize < 1) problems << tr("No ranks: select at least one GPU, or set CPU ranks to 1 or more.");
-    const QString outputProblem = m_output->text().trimmed().isEmpty() ? tr("Choose an output folder.")
-                                                                          : supervisor::checkOutputFolder(m_output->text().trimmed());
+    const QString output = m_output->text().trimmed();
+    QString outputProblem;
+    if (output.isEmpty()) outputProblem = tr("Choose an output folder.");
+    else if (!m_outputPending && output == m_outputChecked) outputProblem = m_outputProblem;
     if (!outputProblem.isEmpty()) problems << tr("Output folder: %1").arg(outputProblem);
     mark(m_output, !outputProblem.isEmpty());
     const QString data = m_data->currentText().trimmed();
@@ -185,70 +303,91 @@ void JobForm::revalidate()
     } else if (data != QLatin1String("fashion-mnist") && data != QLatin1String("synthetic") && !QDir(data).exists()) {
         problems << tr("Dataset folder %1 does not exist.").arg(data);
         badData = true;
+    } else if (const QString problem = datasetProblem(data); !problem.isEmpty()) {
+        problems << problem;
+        badData = m_size.samples < 0;
+        badBatch = !badData;
     }
     mark(m_data, badData);
+    mark(m_batch, badBatch);
     m_momentum->setEnabled(m_optimizer->currentText() == QLatin1String("sgd"));
-    m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(m_batch->value() * std::max(m_worldSize, 0))
+    m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(qint64(m_batch->value()) * std::max(m_worldSize, 0))
                                .arg(m_batch->value()).arg(m_worldSize));
     m_problemLabel->setText(problems.join(QLatin1Char('\n')));
     m_problemLabel->setVisible(!problems.isEmpty());
-    if (problems != m_problems) {
+    if (problems != m_problems || isValid() != m_lastValid || m_outputPending != m_lastPending) {
         m_problems = problems;
-        Q_EMIT validityChanged(m_problems.isEmpty(), m_problems);
+        m_lastValid = isValid();
+        m_lastPending = m_outputPending;
+        Q_EMIT validityChanged(m_lastValid, m_problems);
     }
 }
 
 void JobForm::setJob(const supervisor::JobSpec& job)
 {
-    auto option = [&job](const char* key, const QString& fallback) {
-        return job.trainerOption(QString::fromLatin1(key), fallback);
-    };
-    m_model->setCurrentText(option("model", QStringLiteral("cnn")));
-    m_data->setCurrentText(option("data", QStringLiteral("fashion-mnist")));
-    m_epochs->setValue(option("epochs", QStringLiteral("1")).toInt());
-    m_maxSteps->setValue(option("max_steps", QStringLiteral("0")).toInt());
-    m_batch->setValue(option("batch_size", QStringLiteral("64")).toInt());
-    m_lr->setText(option("lr", QStringLiteral("0.01")));
-    m_optimizer->setCurrentText(option("optimizer", QStringLiteral("sgd")));
-    m_momentum->setValue(option("momentum", QStringLiteral("0.9")).toDouble());
-    m_weightDecay->setValue(option("weight_decay", QStringLiteral("0")).toDouble());
-    m_schedule->setCurrentText(option("lr_schedule", QStringLiteral("constant")));
-    m_warmup->setValue(option("warmup_steps", QStringLiteral("0")).toInt());
-    m_seed->setValue(option("seed", QStringLiteral("42")).toInt());
-    m_evalEvery->setValue(option("eval_every", QStringLiteral("1")).toInt());
-    m_checkpointEvery->setValue(option("checkpoint_every", QStringLiteral("0")).toInt());
-    m_keepCheckpoints->setValue(option("keep_checkpoints", QStringLiteral("3")).toInt());
+    m_base = job;
+    const QJsonObject& t = job.trainer;
+    m_model->setCurrentText(textOption(t, "model", QStringLiteral("cnn")));
+    m_data->setCurrentText(textOption(t, "data", QStringLiteral("fashion-mnist")));
+    m_epochs->setValue(static_cast<int>(integerOption(t, "epochs", 1)));
+    m_maxSteps->setValue(static_cast<int>(integerOption(t, "max_steps", 0)));
+    m_batch->setValue(static_cast<int>(integerOption(t, "batch_size", 64)));
+    m_lr->setText(textOption(t, "lr", QStringLiteral("0.01")));
+    m_optimizer->setCurrentText(textOption(t, "optimizer", QStringLiteral("sgd")));
+    m_momentum->setValue(realOption(t, "momentum", 0.9));
+    m_weightDecay->setValue(realOption(t, "weight_decay", 0));
+    m_schedule->setCurrentText(textOption(t, "lr_schedule", QStringLiteral("constant")));
+    m_warmup->setValue(static_cast<int>(integerOption(t, "warmup_steps", 0)));
+    m_seed->setValue(static_cast<int>(integerOption(t, "seed", 42)));
+    m_evalEvery->setValue(static_cast<int>(integerOption(t, "eval_every", 1)));
+    m_checkpointEvery->setValue(static_cast<int>(integerOption(t, "checkpoint_every", 0)));
+    m_keepCheckpoints->setValue(static_cast<int>(integerOption(t, "keep_checkpoints", 3)));
     m_output->setText(job.outputRoot);
     m_maxRestarts->setValue(job.maxRestarts);
     m_heartbeat->setValue(job.heartbeatTimeoutSec);
-    revalidate();
+    // What the widgets show now (after their ranges and decimals) stands for the loaded values.
+    m_loadedValues = shownValues();
+    m_sizeFor.clear(); // synthetic_samples may differ
+    scheduleOutputCheck(); // also when the folder text is unchanged: the disk may have changed
+}
+
+QJsonValue JobForm::valueOf(const QWidget* widget) const
+{
+    if (widget == m_lr) {
+        bool ok = false;
+        const double lr = m_lr->text().trimmed().toDouble(&ok);
+        return ok ? QJsonValue(lr) : QJsonValue(m_lr->text().trimmed());
+    }
+    if (widget == m_data) return m_data->currentText().trimmed();
+    if (widget == m_output) return m_output->text().trimmed();
+    if (const auto* box = qobject_cast<const QSpinBox*>(widget)) return QJsonValue(qint64(box->value()));
+    if (const auto* box = qobject_cast<const QDoubleSpinBox*>(widget)) return box->value();
+    if (const auto* box = qobject_cast<const QComboBox*>(widget)) return box->currentText();
+    return {};
+}
+
+QList<QJsonValue> JobForm::shownValues() const
+{
+    QList<QJsonValue> values;
+    for (const auto& field : m_fields) values.append(valueOf(field.widget));
+    return values;
 }
 
 supervisor::JobSpec JobForm::job(const QString& device, int cpuRanks, const QList<int>& gpus) const
 {
-    supervisor::JobSpec job = supervisor::defaultJob(0);
+    supervisor::JobSpec job = m_base;
     job.device = device;
     job.gpus = gpus;
     job.nproc = device == QLatin1String("cuda") ? static_cast<int>(gpus.size()) : cpuRanks;
-    job.outputRoot = m_output->text().trimmed();
-    job.maxRestarts = m_maxRestarts->value();
-    job.heartbeatTimeoutSec = m_heartbeat->value();
-    job.trainer = {};
-    job.setTrainerOption(QStringLiteral("model"), m_model->currentText());
-    job.setTrainerOption(QStringLiteral("data"), m_data->currentText().trimmed());
-    job.setTrainerOption(QStringLiteral("epochs"), m_epochs->value());
-    job.setTrainerOption(QStringLiteral("max_steps"), m_maxSteps->value());
-    job.setTrainerOption(QStringLiteral("batch_size"), m_batch->value());
-    job.setTrainerOption(QStringLiteral("lr"), m_lr->text().trimmed().toDouble());
-    job.setTrainerOption(QStringLiteral("optimizer"), m_optimizer->currentText());
-    job.setTrainerOption(QStringLiteral("momentum"), m_optimizer->currentText() == QLatin1String("sgd") ? m_momentum->value() : 0.9);
-    job.setTrainerOption(QStringLiteral("weight_decay"), m_weightDecay->value());
-    job.setTrainerOption(QStringLiteral("lr_schedule"), m_schedule->currentText());
-    job.setTrainerOption(QStringLiteral("warmup_steps"), m_warmup->value());
-    job.setTrainerOption(QStringLiteral("seed"), m_seed->value());
-    job.setTrainerOption(QStringLiteral("eval_every"), m_evalEvery->value());
-    job.setTrainerOption(QStringLiteral("checkpoint_every"), m_checkpointEvery->value());
-    job.setTrainerOption(QStringLiteral("keep_checkpoints"), m_keepCheckpoints->value());
+    const QList<QJsonValue> values = shownValues();
+    for (int i = 0; i < m_fields.size(); ++i) {
+        if (i < m_loadedValues.size() && values.at(i) == m_loadedValues.at(i)) continue; // untouched: the loaded value stands
+        const Field& field = m_fields.at(i);
+        if (!field.trainerKey.isEmpty()) job.setTrainerOption(field.trainerKey, values.at(i));
+        else if (field.widget == m_output) job.outputRoot = values.at(i).toString();
+        else if (field.widget == m_maxRestarts) job.maxRestarts = m_maxRestarts->value();
+        else if (field.widget == m_heartbeat) job.heartbeatTimeoutSec = m_heartbeat->value();
+    }
     return job;
 }
 

@@ -2,10 +2,19 @@
 // The job form: model, data, schedule, optimizer, evaluation, checkpoints, output, restart policy.
 // Every field has a tooltip; an invalid value is outlined and its reason listed under the form, and
 // validityChanged() tells the window to keep Start disabled until the form is valid.
+// The form edits a job rather than replacing it: the loaded JobSpec is the base, and only the fields
+// the user changed are written back, so keys the form does not show (resume, grace_period, unknown
+// trainer flags) and numbers it would round survive load -> save unchanged. The output-folder check
+// touches the disk, so it runs debounced on a worker thread; the form counts as invalid meanwhile.
 
+#include <QFutureWatcher>
+#include <QJsonValue>
+#include <QList>
+#include <QTimer>
 #include <QWidget>
 
 #include "job_spec.h"
+#include "training_set_size.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -29,22 +38,40 @@ public:
     // The world size, for the global batch and the "no ranks" check.
     void setWorldSize(int ranks);
 
-    bool isValid() const { return m_problems.isEmpty(); }
+    // Valid: no problem listed and no output-folder check pending for the current text.
+    bool isValid() const { return m_problems.isEmpty() && !m_outputPending; }
+    bool isChecking() const { return m_outputPending; }
     QStringList problems() const { return m_problems; }
 
     // Widgets by role, for the tests and for focus handling.
     QSpinBox* batchSizeBox() const { return m_batch; }
     QLineEdit* outputEdit() const { return m_output; }
     QComboBox* modelBox() const { return m_model; }
+    QComboBox* dataBox() const { return m_data; }
     QSpinBox* maxStepsBox() const { return m_maxSteps; }
     QLabel* globalBatchLabel() const { return m_globalBatch; }
+    QLabel* problemLabel() const { return m_problemLabel; }
 
 Q_SIGNALS:
+    // Also when an output-folder check starts or ends (isChecking()).
     void validityChanged(bool valid, const QStringList& problems);
 
 private:
+    // A field the form shows: a trainer flag (by name) or a launch setting.
+    struct Field
+    {
+        QString trainerKey; // empty for the launch settings below
+        QWidget* widget;
+    };
+
     void revalidate();
     void mark(QWidget* widget, bool bad);
+    QList<QJsonValue> shownValues() const;
+    QJsonValue valueOf(const QWidget* widget) const;
+    void scheduleOutputCheck();
+    void checkOutputNow();
+    void onOutputChecked();
+    QString datasetProblem(const QString& data);
 
     QComboBox* m_model;
     QComboBox* m_data;
@@ -67,7 +94,23 @@ private:
     QDoubleSpinBox* m_heartbeat;
     QLabel* m_problemLabel;
     QStringList m_problems;
+    bool m_lastValid = false;
+    bool m_lastPending = false;
     int m_worldSize = 2;
+
+    QList<Field> m_fields;
+    supervisor::JobSpec m_base;          // the loaded job: what the form does not show comes from here
+    QList<QJsonValue> m_loadedValues;    // the fields as setJob() filled them, to tell user edits apart
+
+    QTimer m_outputDebounce;
+    QFutureWatcher<QString> m_outputWatcher;
+    QString m_outputInFlight;            // the text the running check is for
+    QString m_outputChecked;             // the text m_outputProblem belongs to
+    QString m_outputProblem;
+    bool m_outputPending = false;
+
+    QString m_sizeFor;                   // the dataset (and synthetic count) m_size was read for
+    TrainingSetSize m_size;
 };
 
 } // namespace ringmaster::ui

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -14,6 +15,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 
 #include <cmath>
 
@@ -52,6 +54,19 @@ QString formatDuration(double seconds)
     return QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(total % 60, 2, 10, QLatin1Char('0'));
 }
 
+// A C++ exception's stack frames and the runtime's abort line mean nothing in the banner: the
+// reason above it says what failed, the rank's log keeps everything.
+QStringList withoutStackTrace(const QStringList& lines)
+{
+    static const QRegularExpression noise(
+        QStringLiteral(R"(^\s*(frame #\d+:|terminate called after throwing|Exception raised from ))"));
+    QStringList kept;
+    for (const QString& line : lines) {
+        if (!noise.match(line).hasMatch()) kept << line;
+    }
+    return kept;
+}
+
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -80,7 +95,8 @@ MainWindow::MainWindow(QWidget* parent)
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // The form wraps to the panel's width; should it ever need more, scroll rather than clip.
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     scroll->setMinimumWidth(400);
 
     m_stateLabel->setTextFormat(Qt::RichText);
@@ -124,7 +140,21 @@ MainWindow::MainWindow(QWidget* parent)
         m_jobForm->setWorldSize(m_gpuPanel->worldSize());
         updateActions();
     });
-    connect(m_jobForm, &JobForm::validityChanged, this, &MainWindow::updateActions);
+    connect(m_jobForm, &JobForm::validityChanged, this, [this] {
+        updateActions();
+        if (m_startWhenFormChecked && !m_jobForm->isChecking()) {
+            m_startWhenFormChecked = false;
+            startRun(); // an invalid form shows its problems in the banner
+        }
+    });
+    // This run's own ranks (also those of the run just ended, which NVML may still list) are not "other" processes.
+    m_gpuPanel->setOwnPids([this] {
+        QList<qint64> pids;
+        for (const auto& rank : m_supervisor->ranks()) {
+            if (rank.pid > 0) pids.append(rank.pid);
+        }
+        return pids;
+    });
     m_jobForm->setWorldSize(m_gpuPanel->worldSize());
 
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
@@ -136,6 +166,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::finished, this, &MainWindow::onFinished);
     m_rankRefresh.setInterval(kRankRefreshMs);
     connect(&m_rankRefresh, &QTimer::timeout, this, [this] { m_rankTable->update(m_supervisor->ranks()); });
+    connect(&m_preflight, &QFutureWatcher<supervisor::PreflightResult>::finished, this, &MainWindow::onPreflightDone);
     onStateChanged(supervisor::RunState::Idle);
 }
 
@@ -148,7 +179,10 @@ void MainWindow::buildToolBar()
     bar->setMovable(false);
     m_start = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Start"), this, [this] { startRun(); });
     m_start->setToolTip(tr("Start one trainer per selected GPU (or CPU rank)"));
-    m_stop = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, [this] { m_supervisor->requestStop(); });
+    m_stop = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, [this] {
+        if (isCheckingStart()) cancelStart();
+        else m_supervisor->requestStop();
+    });
     m_stop->setToolTip(tr("Graceful stop: every rank finishes its step, rank 0 writes a final checkpoint"));
     m_kill = bar->addAction(style()->standardIcon(QStyle::SP_BrowserStop), tr("Kill"), this, [this] { m_supervisor->kill(); });
     m_kill->setToolTip(tr("SIGKILL every rank now (no final checkpoint)"));
@@ -188,31 +222,68 @@ void MainWindow::restoreLastJob()
 bool MainWindow::startRun()
 {
     if (!m_jobForm->isValid()) {
-        showBanner(m_jobForm->problems().join(QStringLiteral("<br>")), true);
+        showBanner(m_jobForm->problems().isEmpty() ? tr("The form is still being checked; try again in a moment.")
+                                                   : m_jobForm->problems().join(QStringLiteral("<br>")),
+                   true);
         return false;
     }
-    const auto job = currentJob();
+    if (isCheckingStart()) return false;
+    m_preflightJob = currentJob();
+    m_checkingStart = true;
+    m_banner->setVisible(false);
+    // runPreflight waits for ringmaster-trainer --validate-only (up to a minute): not on this thread.
+    // A new future replaces a cancelled one still running, whose result is then never delivered.
+    m_preflight.setFuture(QtConcurrent::run([job = m_preflightJob] { return supervisor::runPreflight(job); }));
+    onStateChanged(m_supervisor->state());
+    return true;
+}
+
+void MainWindow::startWhenFormChecked()
+{
+    m_startWhenFormChecked = m_jobForm->isChecking();
+    if (!m_startWhenFormChecked) startRun();
+}
+
+void MainWindow::cancelStart()
+{
+    if (!m_checkingStart) return;
+    // runPreflight cannot be interrupted; its result is dropped when it arrives.
+    m_checkingStart = false;
+    showBanner(tr("Start cancelled."), false);
+    onStateChanged(m_supervisor->state());
+}
+
+void MainWindow::onPreflightDone()
+{
+    if (!m_checkingStart) return; // cancelled
+    m_checkingStart = false;
+    launch(m_preflightJob, m_preflight.result());
+}
+
+void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked)
+{
     m_chart->clear();
     m_logPanel->reset(job.worldSize());
-    m_banner->setVisible(false);
     QString error;
-    if (!m_supervisor->start(job, &error)) {
+    if (!checked.ok() || !m_supervisor->start(job, checked, &error)) {
+        if (error.isEmpty()) error = checked.error;
         showBanner(tr("<b>Not started:</b> %1").arg(error.toHtmlEscaped()), true);
         onStateChanged(m_supervisor->state());
-        return false;
+        return;
     }
     QSettings().setValue(QLatin1String(kLastJobKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
     m_progress->setValue(0);
     m_rankRefresh.start();
     m_rankTable->update(m_supervisor->ranks());
     setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
-    return true;
 }
 
 void MainWindow::onStateChanged(supervisor::RunState state)
 {
+    const bool checking = isCheckingStart();
     m_stateLabel->setText(QStringLiteral("<span style='font-size:15pt; font-weight:600; color:%1'>● %2</span>")
-                              .arg(stateColor(state), supervisor::runStateName(state)));
+                              .arg(checking ? QStringLiteral("#1565c0") : stateColor(state),
+                                   checking ? tr("checking…") : supervisor::runStateName(state)));
     if (state == supervisor::RunState::Running) m_chart->setStepsPerEpoch(m_supervisor->stepsPerEpoch());
     updateActions();
 }
@@ -226,9 +297,9 @@ void MainWindow::onFinished(supervisor::RunState state)
     if (state == supervisor::RunState::Failed) {
         const auto cause = m_supervisor->rootCause();
         QString html = tr("<b>Run failed:</b> %1").arg(cause.summary().toHtmlEscaped());
-        if (!cause.lastLines.isEmpty()) {
+        if (const QStringList lines = withoutStackTrace(cause.lastLines); !lines.isEmpty()) {
             QStringList escaped;
-            for (const auto& line : cause.lastLines) escaped << line.toHtmlEscaped();
+            for (const auto& line : lines) escaped << line.toHtmlEscaped();
             html += QStringLiteral("<pre style='margin:4px 0'>%1</pre>").arg(escaped.join(QLatin1Char('\n')));
         }
         if (cause.rank >= 0) html += tr("<a href='rank:%1'>Open rank %1's log</a>").arg(cause.rank);
@@ -253,16 +324,21 @@ void MainWindow::updateActions()
 {
     using supervisor::RunState;
     const RunState state = m_supervisor->state();
+    const bool checking = isCheckingStart();
     const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
     const bool valid = m_jobForm->isValid();
-    m_start->setEnabled(!active && valid);
-    m_start->setToolTip(valid ? tr("Start one trainer per selected GPU (or CPU rank)")
-                              : tr("Fix the form first:\n%1").arg(m_jobForm->problems().join(QLatin1Char('\n'))));
-    m_stop->setEnabled(state == RunState::Starting || state == RunState::Running);
+    m_start->setEnabled(!active && !checking && valid);
+    if (checking) m_start->setToolTip(tr("Checking the job (ringmaster-trainer --validate-only)…"));
+    else if (valid) m_start->setToolTip(tr("Start one trainer per selected GPU (or CPU rank)"));
+    else if (m_jobForm->problems().isEmpty()) m_start->setToolTip(tr("Checking the output folder…"));
+    else m_start->setToolTip(tr("Fix the form first:\n%1").arg(m_jobForm->problems().join(QLatin1Char('\n'))));
+    m_stop->setEnabled(checking || state == RunState::Starting || state == RunState::Running);
+    m_stop->setToolTip(checking ? tr("Cancel this start: nothing is launched")
+                                : tr("Graceful stop: every rank finishes its step, rank 0 writes a final checkpoint"));
     m_kill->setEnabled(active);
     m_checkpoint->setEnabled(state == RunState::Running);
-    m_jobForm->setEnabled(!active);
-    m_gpuPanel->setEnabled(!active);
+    m_jobForm->setEnabled(!active && !checking);
+    m_gpuPanel->setEnabled(!active && !checking);
 }
 
 void MainWindow::showBanner(const QString& html, bool error)
@@ -301,6 +377,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
     const RunState state = m_supervisor->state();
     const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
     if (!active) {
+        cancelStart();
         event->accept();
         return;
     }

@@ -1,11 +1,15 @@
 #pragma once
 // Ringmaster's window: GPUs and the job form on the left; the run's state, progress, chart, ranks
 // and logs on the right. All supervision is RunSupervisor's (core/supervisor); this only shows it.
+// Start runs the pre-flight (which waits for ringmaster-trainer --validate-only) on a worker thread,
+// so the window stays live while it is "checking"; Stop cancels a start that is still checking.
 
+#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QTimer>
 
 #include "job_spec.h"
+#include "preflight.h"
 #include "run_types.h"
 
 class QAction;
@@ -35,8 +39,16 @@ public:
 
     void loadJob(const supervisor::JobSpec& job);
     supervisor::JobSpec currentJob() const;
-    // Starts the form's job; false (with the reason in the banner) when pre-flight refuses it.
+    // Starts the form's pre-flight on a worker thread, then the run; false (with the reason in the
+    // banner) when the form is invalid or a start is already being checked. A refused pre-flight
+    // shows its reason in the banner later.
     bool startRun();
+    // Pre-flight of a Start is running (the state label says "checking").
+    bool isCheckingStart() const { return m_checkingStart; }
+    // Starts once the form's own checks (the output folder) are back: for --start at launch.
+    void startWhenFormChecked();
+    // Forgets a start that is still checking: its result is dropped, nothing is launched.
+    void cancelStart();
     void restoreLastJob();
     // Tests and --start close without asking.
     void setConfirmOnClose(bool confirm) { m_confirmOnClose = confirm; }
@@ -63,6 +75,8 @@ private:
     void onFinished(supervisor::RunState state);
     void updateProgress(const supervisor::StepMetric& latest);
     void updateActions();
+    void onPreflightDone();
+    void launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked);
     void showBanner(const QString& html, bool error);
     void saveJobAs();
     void openJob();
@@ -83,6 +97,10 @@ private:
     QAction* m_kill = nullptr;
     QAction* m_checkpoint = nullptr;
     QTimer m_rankRefresh;
+    QFutureWatcher<supervisor::PreflightResult> m_preflight;
+    supervisor::JobSpec m_preflightJob;
+    bool m_checkingStart = false;   // a Start's pre-flight is running and its result will be used
+    bool m_startWhenFormChecked = false;
     bool m_confirmOnClose = true;
     bool m_closeWhenDone = false;
 };

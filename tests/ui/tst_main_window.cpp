@@ -29,6 +29,7 @@ using namespace ringmaster::ui;
 namespace {
 
 constexpr int kRunTimeoutMs = 180000;
+constexpr int kCheckTimeoutMs = 60000; // the output-folder check and pre-flight run off the GUI thread
 
 QString readAll(const QString& path)
 {
@@ -71,6 +72,8 @@ private:
         window.jobForm()->findChildren<QSpinBox*>().first()->setValue(epochs); // the form's first spin box: epochs
         window.jobForm()->outputEdit()->setText(m_root.path());
         window.jobForm()->batchSizeBox()->setValue(64);
+        // The output folder is checked off the GUI thread: Start waits for that check.
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
     }
 
 private Q_SLOTS:
@@ -88,8 +91,10 @@ private Q_SLOTS:
         screenshot(window, "idle.png");
         QVERIFY(window.startAction()->isEnabled());
         window.startAction()->trigger();
-        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("starting")) ||
-                window.stateLabel()->text().contains(QStringLiteral("running")));
+        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("checking"))); // pre-flight on a worker thread
+        QTRY_VERIFY_WITH_TIMEOUT(window.stateLabel()->text().contains(QStringLiteral("starting")) ||
+                                     window.stateLabel()->text().contains(QStringLiteral("running")),
+                                 kCheckTimeoutMs);
         QVERIFY(QTest::qWaitFor([&] { return window.chart()->lossPointCount() >= 20 || supervisor::isFinal(window.supervisor()->state()); },
                                 kRunTimeoutMs));
         QVERIFY(!window.startAction()->isEnabled()); // no second run while one is active
@@ -136,8 +141,10 @@ private Q_SLOTS:
         QVERIFY(window.startAction()->isEnabled());
 
         window.jobForm()->outputEdit()->setText(QStringLiteral("/proc/ringmaster-cannot-write-here"));
+        QVERIFY(!window.startAction()->isEnabled()); // at once: the check for this text is pending
+        QTRY_VERIFY_WITH_TIMEOUT(window.jobForm()->problems().join(QLatin1Char(' ')).contains(QStringLiteral("not writable")),
+                                 kCheckTimeoutMs);
         QVERIFY(!window.startAction()->isEnabled());
-        QVERIFY(window.jobForm()->problems().join(QLatin1Char(' ')).contains(QStringLiteral("not writable")));
         QVERIFY(window.startAction()->toolTip().contains(QStringLiteral("not writable")));
     }
 

@@ -1,0 +1,27 @@
+#pragma once
+// How many training samples a job's dataset holds, known without loading it (and without LibTorch),
+// so the form can check a rank's batch against its shard as the trainer will: the built-in sets have
+// fixed sizes, and a folder of MNIST-format IDX files says its count in the header of
+// train-images-idx3-ubyte[.gz] (4-byte magic, then the 4-byte big-endian sample count).
+
+#include <QString>
+
+namespace ringmaster::ui {
+
+inline constexpr qint64 kFashionMnistTrainSamples = 60000;
+inline constexpr qint64 kSyntheticDefaultSamples = 4096; // ringmaster-trainer --synthetic-samples default
+
+struct TrainingSetSize
+{
+    qint64 samples = -1; // -1: unknown (see error)
+    QString error;       // why the count could not be read; empty when samples is known
+};
+
+// `data` is the trainer's --data: fashion-mnist, synthetic (syntheticSamples of them) or a folder.
+TrainingSetSize trainingSetSize(const QString& data, qint64 syntheticSamples = kSyntheticDefaultSamples);
+
+// Samples per rank per epoch, as DistributedSampler (and the trainer) count them: ceil(N / W), or
+// floor(N / W) with drop_last.
+qint64 shardSize(qint64 samples, int worldSize, bool dropLast);
+
+} // namespace ringmaster::ui
