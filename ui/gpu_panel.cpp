@@ -81,7 +81,6 @@ GpuPanel::GpuPanel(QWidget* parent)
 void GpuPanel::refresh()
 {
     m_gpus = m_inventory.query();
-    m_pids = m_processes.query();
     const QList<int> selected = selectedGpus();
     const QSignalBlocker blocker(m_table);
     m_table->setRowCount(static_cast<int>(m_gpus.size()));
@@ -162,10 +161,10 @@ void GpuPanel::selectNextFree(int count)
 
 int GpuPanel::otherProcesses(const supervisor::GpuInfo& gpu) const
 {
-    if (!m_processes.available()) return gpu.otherProcesses; // counts only: cannot tell ours apart
+    if (gpu.processPids.isEmpty()) return gpu.otherProcesses; // counts only: cannot tell ours apart
     const QList<qint64> own = m_ownPids ? m_ownPids() : QList<qint64>();
     int others = 0;
-    for (const qint64 pid : m_pids.value(gpu.index)) others += own.contains(pid) ? 0 : 1;
+    for (const qint64 pid : gpu.processPids) others += own.contains(pid) ? 0 : 1;
     return others;
 }
 

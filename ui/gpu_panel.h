@@ -10,7 +10,6 @@
 #include <functional>
 
 #include "gpu_inventory.h"
-#include "gpu_processes.h"
 
 class QLabel;
 class QPushButton;
@@ -49,8 +48,6 @@ private:
     int otherProcesses(const supervisor::GpuInfo& gpu) const;
 
     supervisor::GpuInventory m_inventory;
-    GpuProcesses m_processes;
-    QHash<int, QList<qint64>> m_pids;
     std::function<QList<qint64>()> m_ownPids;
     QTableWidget* m_table;
     QSpinBox* m_cpuRanks;

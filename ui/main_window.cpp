@@ -47,26 +47,6 @@ QString stateColor(supervisor::RunState state)
     return QStringLiteral("#616161");
 }
 
-QString formatDuration(double seconds)
-{
-    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
-    const auto total = static_cast<qint64>(seconds + 0.5);
-    return QStringLiteral("%1:%2:%3").arg(total / 3600).arg(total / 60 % 60, 2, 10, QLatin1Char('0')).arg(total % 60, 2, 10, QLatin1Char('0'));
-}
-
-// A C++ exception's stack frames and the runtime's abort line mean nothing in the banner: the
-// reason above it says what failed, the rank's log keeps everything.
-QStringList withoutStackTrace(const QStringList& lines)
-{
-    static const QRegularExpression noise(
-        QStringLiteral(R"(^\s*(frame #\d+:|terminate called after throwing|Exception raised from ))"));
-    QStringList kept;
-    for (const QString& line : lines) {
-        if (!noise.match(line).hasMatch()) kept << line;
-    }
-    return kept;
-}
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -233,7 +213,10 @@ bool MainWindow::startRun()
     m_banner->setVisible(false);
     // runPreflight waits for ringmaster-trainer --validate-only (up to a minute): not on this thread.
     // A new future replaces a cancelled one still running, whose result is then never delivered.
-    m_preflight.setFuture(QtConcurrent::run([job = m_preflightJob] { return supervisor::runPreflight(job); }));
+    m_preflightCancel = std::make_shared<std::atomic_bool>(false);
+    m_preflight.setFuture(QtConcurrent::run([job = m_preflightJob, cancel = m_preflightCancel] {
+        return supervisor::runPreflight(job, cancel.get());
+    }));
     onStateChanged(m_supervisor->state());
     return true;
 }
@@ -247,7 +230,8 @@ void MainWindow::startWhenFormChecked()
 void MainWindow::cancelStart()
 {
     if (!m_checkingStart) return;
-    // runPreflight cannot be interrupted; its result is dropped when it arrives.
+    // The validation process is killed; the (cancelled) result is dropped when it arrives.
+    if (m_preflightCancel) m_preflightCancel->store(true);
     m_checkingStart = false;
     showBanner(tr("Start cancelled."), false);
     onStateChanged(m_supervisor->state());
@@ -297,7 +281,7 @@ void MainWindow::onFinished(supervisor::RunState state)
     if (state == supervisor::RunState::Failed) {
         const auto cause = m_supervisor->rootCause();
         QString html = tr("<b>Run failed:</b> %1").arg(cause.summary().toHtmlEscaped());
-        if (const QStringList lines = withoutStackTrace(cause.lastLines); !lines.isEmpty()) {
+        if (const QStringList lines = supervisor::reportableLines(cause.lastLines, static_cast<int>(cause.lastLines.size())); !lines.isEmpty()) {
             QStringList escaped;
             for (const auto& line : lines) escaped << line.toHtmlEscaped();
             html += QStringLiteral("<pre style='margin:4px 0'>%1</pre>").arg(escaped.join(QLatin1Char('\n')));
@@ -317,7 +301,7 @@ void MainWindow::updateProgress(const supervisor::StepMetric& latest)
     m_progress->setValue(static_cast<int>(latest.step));
     const double eta = latest.step > 0 && total > 0 ? (total - latest.step) * latest.wallTime / latest.step : std::nan("");
     m_speedLabel->setText(tr("epoch %1 · %2 samples/s · ETA %3").arg(latest.epoch).arg(latest.samplesPerSec, 0, 'f', 0)
-                              .arg(formatDuration(eta)));
+                              .arg(supervisor::formatDuration(eta)));
 }
 
 void MainWindow::updateActions()

@@ -5,6 +5,9 @@
 // so the window stays live while it is "checking"; Stop cancels a start that is still checking.
 
 #include <QFutureWatcher>
+
+#include <atomic>
+#include <memory>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -98,6 +101,7 @@ private:
     QAction* m_checkpoint = nullptr;
     QTimer m_rankRefresh;
     QFutureWatcher<supervisor::PreflightResult> m_preflight;
+    std::shared_ptr<std::atomic_bool> m_preflightCancel; // shared with the worker running runPreflight
     supervisor::JobSpec m_preflightJob;
     bool m_checkingStart = false;   // a Start's pre-flight is running and its result will be used
     bool m_startWhenFormChecked = false;

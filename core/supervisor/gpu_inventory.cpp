@@ -13,10 +13,28 @@ using NvmlDevice = struct NvmlDeviceOpaque*;
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr NvmlReturn kNvmlInsufficientSize = 7;
 constexpr unsigned kNvmlTemperatureGpu = 0;
-constexpr unsigned kProcessSlack = 4; // processes may start between the two calls
+constexpr unsigned kProcessSlack = 8; // processes may start between the two calls
 struct NvmlMemory { unsigned long long total, free, used; };
 struct NvmlUtilization { unsigned gpu, memory; };
-struct NvmlProcessInfo { unsigned pid; unsigned long long usedGpuMemory; unsigned gpuInstanceId, computeInstanceId; };
+// nvmlProcessInfo_v1_t (the unversioned entry point) and nvmlProcessInfo_t (the _v2 and _v3 entry points).
+struct NvmlProcessInfoV1 { unsigned pid; unsigned long long usedGpuMemory; };
+struct NvmlProcessInfoV3 { unsigned pid; unsigned long long usedGpuMemory; unsigned gpuInstanceId, computeInstanceId; };
+
+// Counts the compute processes on a device and lists their pids with the layout `Info` of the bound entry point.
+template<typename Info>
+void readProcesses(NvmlReturn (*list)(NvmlDevice, unsigned*, Info*), NvmlDevice device, GpuInfo* info)
+{
+    unsigned count = 0;
+    const NvmlReturn result = list(device, &count, nullptr);
+    if (result != kNvmlSuccess && result != kNvmlInsufficientSize) return;
+    info->otherProcesses = static_cast<int>(count);
+    if (count == 0) return;
+    std::vector<Info> infos(count + kProcessSlack);
+    unsigned listed = static_cast<unsigned>(infos.size());
+    if (list(device, &listed, infos.data()) != kNvmlSuccess) return;
+    for (unsigned i = 0; i < listed && i < infos.size(); ++i) info->processPids.append(infos[i].pid);
+    info->otherProcesses = static_cast<int>(info->processPids.size());
+}
 
 } // namespace
 
@@ -30,7 +48,8 @@ struct GpuInventory::Api
     NvmlReturn (*memory)(NvmlDevice, NvmlMemory*) = nullptr;
     NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*) = nullptr;
     NvmlReturn (*temperature)(NvmlDevice, unsigned, unsigned*) = nullptr;
-    NvmlReturn (*processes)(NvmlDevice, unsigned*, NvmlProcessInfo*) = nullptr;
+    NvmlReturn (*processesV3)(NvmlDevice, unsigned*, NvmlProcessInfoV3*) = nullptr;
+    NvmlReturn (*processesV1)(NvmlDevice, unsigned*, NvmlProcessInfoV1*) = nullptr;
     NvmlReturn (*uuid)(NvmlDevice, char*, unsigned) = nullptr;
 };
 
@@ -53,7 +72,11 @@ GpuInventory::GpuInventory()
                           bind(m_api->name, "nvmlDeviceGetName") && bind(m_api->memory, "nvmlDeviceGetMemoryInfo") &&
                           bind(m_api->utilization, "nvmlDeviceGetUtilizationRates") &&
                           bind(m_api->temperature, "nvmlDeviceGetTemperature");
-    bind(m_api->processes, "nvmlDeviceGetComputeRunningProcesses"); // optional
+    // Optional. _v3 and _v2 share a record layout; the unversioned name is the older, shorter one.
+    if (!bind(m_api->processesV3, "nvmlDeviceGetComputeRunningProcesses_v3")) {
+        bind(m_api->processesV3, "nvmlDeviceGetComputeRunningProcesses_v2");
+    }
+    if (!m_api->processesV3) bind(m_api->processesV1, "nvmlDeviceGetComputeRunningProcesses");
     bind(m_api->uuid, "nvmlDeviceGetUUID");                          // optional
     if (!complete || m_api->init() != kNvmlSuccess) {
         m_reason = QStringLiteral("NVML at %1 could not be initialised").arg(QString::fromLocal8Bit(path));
@@ -94,18 +117,8 @@ QList<GpuInfo> GpuInventory::query() const
         if (m_api->utilization(device, &utilization) == kNvmlSuccess) info.utilizationPercent = static_cast<int>(utilization.gpu);
         unsigned temperature = 0;
         if (m_api->temperature(device, kNvmlTemperatureGpu, &temperature) == kNvmlSuccess) info.temperatureC = static_cast<int>(temperature);
-        if (m_api->processes) {
-            unsigned processes = 0;
-            NvmlReturn result = m_api->processes(device, &processes, nullptr);
-            if (result == kNvmlSuccess || result == kNvmlInsufficientSize) info.otherProcesses = static_cast<int>(processes);
-            if (processes > 0) {
-                std::vector<NvmlProcessInfo> list(processes + kProcessSlack);
-                unsigned listed = static_cast<unsigned>(list.size());
-                if (m_api->processes(device, &listed, list.data()) == kNvmlSuccess) {
-                    for (unsigned p = 0; p < listed && p < list.size(); ++p) info.processPids.append(list[p].pid);
-                }
-            }
-        }
+        if (m_api->processesV3) readProcesses(m_api->processesV3, device, &info);
+        else if (m_api->processesV1) readProcesses(m_api->processesV1, device, &info);
         char uuid[96] = {};
         if (m_api->uuid && m_api->uuid(device, uuid, sizeof uuid) == kNvmlSuccess) info.uuid = QString::fromLatin1(uuid);
         gpus.append(info);

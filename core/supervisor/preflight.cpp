@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcess>
 #include <QStandardPaths>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr int kValidateTimeoutMs = 60000;
 constexpr int kMaxRanks = 1024; // the shared-memory all-reduce's cell count
+constexpr int kCancelPollMs = 100;
 
 QString checkCpuRanks(const JobSpec& job)
 {
@@ -37,7 +39,7 @@ QString checkOutputFolder(const QString& target)
     // try what the run will do, create a file there.
     QTemporaryFile probe(existing + QStringLiteral("/.ringmaster-write-test-XXXXXX"));
     if (!parent.isDir() || !probe.open()) {
-        return QStringLiteral("output folder %1 is not writable (%2 is %3): choose another with --out or --output-root")
+        return QStringLiteral("output folder %1 is not writable (%2 is %3): choose another output folder")
             .arg(info.absoluteFilePath(), existing, parent.isDir() ? QStringLiteral("read-only") : QStringLiteral("not a folder"));
     }
     return {};
@@ -45,7 +47,7 @@ QString checkOutputFolder(const QString& target)
 
 namespace {
 
-QString validateWithTrainer(const QString& trainer, const JobSpec& job)
+QString validateWithTrainer(const QString& trainer, const JobSpec& job, const std::atomic_bool* cancelled)
 {
     // The job's trainer flags as flags (not a temporary job file): the trainer's message then names
     // the flag the user gave, never a file the user has not seen.
@@ -67,10 +69,16 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job)
     environment.insert(QStringLiteral("WORLD_SIZE"), QString::number(job.worldSize()));
     process.setProcessEnvironment(environment);
     process.start();
-    if (!process.waitForFinished(kValidateTimeoutMs)) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!process.waitForFinished(kCancelPollMs)) {
+        const bool cancel = cancelled && cancelled->load();
+        if (!cancel && clock.elapsed() < kValidateTimeoutMs && process.state() != QProcess::NotRunning) continue;
+        if (process.state() == QProcess::NotRunning) break; // it failed to start
         process.kill();
         process.waitForFinished();
-        return QStringLiteral("%1 --validate-only did not answer in %2 s").arg(trainer).arg(kValidateTimeoutMs / 1000);
+        return cancel ? QStringLiteral("cancelled")
+                      : QStringLiteral("%1 --validate-only did not answer in %2 s").arg(trainer).arg(kValidateTimeoutMs / 1000);
     }
     if (process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0) return {};
     QString message = QString::fromUtf8(process.readAllStandardError()).trimmed();
@@ -112,7 +120,7 @@ QString locateTrainer(const JobSpec& job)
     return QStandardPaths::findExecutable(QStringLiteral("ringmaster-trainer"));
 }
 
-PreflightResult runPreflight(const JobSpec& job)
+PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancelled)
 {
     PreflightResult result;
     result.trainerPath = locateTrainer(job);
@@ -142,7 +150,7 @@ PreflightResult runPreflight(const JobSpec& job)
     }
     const QString outputTarget = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
     if (!(result.error = checkOutputFolder(outputTarget)).isEmpty()) return result;
-    if (!(result.error = validateWithTrainer(result.trainerPath, job)).isEmpty()) return result;
+    if (!(result.error = validateWithTrainer(result.trainerPath, job, cancelled)).isEmpty()) return result;
     if (job.masterPort < 0 || job.masterPort > 65535) {
         result.error = QStringLiteral("--master-port %1: must be in 1..65535, or 0 to pick a free one").arg(job.masterPort);
         return result;

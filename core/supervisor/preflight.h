@@ -7,6 +7,9 @@
 // when a check fails. It can take a second or more: a GUI runs it off its own thread.
 
 #include <QList>
+
+#include <atomic>
+
 #include <QString>
 
 #include "job_spec.h"
@@ -23,7 +26,9 @@ struct PreflightResult
     bool ok() const { return error.isEmpty(); }
 };
 
-PreflightResult runPreflight(const JobSpec& job);
+// `cancelled`, when given, is polled while the trainer validates: set it (from any thread) and the
+// validation process is killed and the result says "cancelled" within about 0.1 s.
+PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancelled = nullptr);
 
 // Empty when `folder` exists and is writable, or can be created under a writable ancestor.
 QString checkOutputFolder(const QString& folder);
