@@ -133,6 +133,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     bool deviceGiven = false;
     bool nprocGiven = false;
     bool gpusGiven = false;
+    int givenNproc = 0;
     for (int i = 0; i < rest.size(); ++i) {
         const QString flag = rest.at(i);
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
@@ -148,7 +149,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         }
         if (i + 1 >= rest.size()) throw JobError(QStringLiteral("%1 needs a value").arg(flag));
         const QString value = rest.at(++i);
-        if (flag == QLatin1String("--nproc")) { job->nproc = integerFlag(flag, value); nprocGiven = true; }
+        if (flag == QLatin1String("--nproc")) { job->nproc = givenNproc = integerFlag(flag, value); nprocGiven = true; }
         else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); gpusGiven = true; }
         else if (flag == QLatin1String("--device")) { job->device = value; deviceGiven = true; }
         else if (flag == QLatin1String("--out")) job->runDir = value;
@@ -167,6 +168,11 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         job->gpus.clear();
         if (usable > 0 && !nprocGiven && jobFile.isEmpty()) job->nproc = 2;
     }
+    if (gpusGiven && nprocGiven && givenNproc != job->gpus.size()) {
+        throw JobError(QStringLiteral("--nproc %1 and --gpus (%2 GPUs) disagree: give --gpus alone (one rank per GPU) or --nproc alone")
+                           .arg(givenNproc).arg(job->gpus.size()));
+    }
+    if (gpusGiven) job->nproc = static_cast<int>(job->gpus.size());
     // --nproc N on GPUs without --gpus: the first N usable GPUs, whatever the job file listed.
     if (job->device == QLatin1String("cuda") && nprocGiven && !gpusGiven) job->gpus.clear();
     return true;
@@ -212,6 +218,12 @@ int LaunchCommand::exec()
 {
     QString error;
     if (!m_supervisor->start(m_job, &error)) {
+        // Ctrl-C during pre-flight: the user stopped it, the job was not at fault.
+        char byte = 0;
+        if (::read(g_signalPipe[0], &byte, 1) == 1) {
+            std::fputs("ringmaster-launch: stopped during pre-flight; nothing was launched\n", stderr);
+            return kLaunchExitStopped;
+        }
         std::fprintf(stderr, "ringmaster-launch: error: %s\n", error.toUtf8().constData());
         return kLaunchExitUsage;
     }

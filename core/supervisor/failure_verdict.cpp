@@ -26,6 +26,10 @@ QString describeEnd(const RankEnd& end)
     const QString peak = end.peakRssKiB > 0 ? QStringLiteral("peak memory %1 MiB").arg((end.peakRssKiB + kKiBPerMiB / 2) / kKiBPerMiB)
                                             : QStringLiteral("peak memory unknown");
     if (end.oomKilled) return QStringLiteral("killed by the out-of-memory killer (%1): reduce the batch size or the number of ranks").arg(peak);
+    if (end.oomLikely) {
+        return QStringLiteral("killed by %1 while the out-of-memory killer was active in its memory cgroup (%2): "
+                              "probably out of memory; reduce the batch size or the number of ranks").arg(signal, peak);
+    }
     if (end.signalSentByRingmaster) return QStringLiteral("killed by %1").arg(signal);
     switch (end.exitSignal) {
     case SIGABRT: return QStringLiteral("aborted (%1): see its log for the error").arg(signal);

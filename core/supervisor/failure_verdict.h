@@ -21,7 +21,8 @@ struct RankEnd
     int exitCode = 0;
     int exitSignal = 0;
     bool signalSentByRingmaster = false; // we sent exitSignal (stop, kill, failure bring-down)
-    bool oomKilled = false;
+    bool oomKilled = false;              // the kernel log names it as the OOM killer's victim
+    bool oomLikely = false;              // its memory cgroup's OOM-kill count rose while it ran
     qint64 peakRssKiB = -1;
 };
 

@@ -13,6 +13,24 @@ QString describeUsable(const QList<int>& usable)
     return names.isEmpty() ? QStringLiteral("none") : names.join(QLatin1Char(','));
 }
 
+bool listsIndices(const QString& visible)
+{
+    for (const QString& entry : visible.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool isIndex = false;
+        entry.trimmed().toInt(&isIndex);
+        if (isIndex) return true;
+    }
+    return false;
+}
+
+bool mixedModels(const QList<GpuInfo>& inventory)
+{
+    for (const GpuInfo& gpu : inventory) {
+        if (gpu.name != inventory.first().name) return true;
+    }
+    return false;
+}
+
 } // namespace
 
 QList<int> usableGpus(const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited)
@@ -41,9 +59,17 @@ QList<int> usableGpus(const QList<GpuInfo>& inventory, int gpuCount, const QStri
     return usable;
 }
 
-GpuPlacement placeGpus(const JobSpec& job, const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited)
+GpuPlacement placeGpus(const JobSpec& job, const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited,
+                       const QString& inheritedOrder)
 {
     GpuPlacement placement;
+    if (!inherited.isNull() && inheritedOrder != QLatin1String("PCI_BUS_ID") && listsIndices(inherited) && mixedModels(inventory)) {
+        placement.error = QStringLiteral("the inherited CUDA_VISIBLE_DEVICES=%1 lists indices in CUDA's fastest-first order, which "
+                                         "differs from the bus order on this machine of mixed GPUs: list GPU UUIDs "
+                                         "(nvidia-smi -L), or set CUDA_DEVICE_ORDER=PCI_BUS_ID")
+                              .arg(inherited);
+        return placement;
+    }
     const QList<int> usable = usableGpus(inventory, gpuCount, inherited);
     const QString within = !inherited.isNull()
                                ? QStringLiteral("usable under the inherited CUDA_VISIBLE_DEVICES=%1: %2").arg(inherited, describeUsable(usable))

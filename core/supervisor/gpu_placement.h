@@ -4,8 +4,10 @@
 // them, GPU UUIDs in CUDA_VISIBLE_DEVICES (unambiguous in any order). Rank i uses the i-th listed GPU
 // (cuda:LOCAL_RANK), as under torchrun.
 // A CUDA_VISIBLE_DEVICES that Ringmaster inherits (a container, a Slurm allocation) is the set of
-// usable GPUs: its entries (NVML indices or UUIDs) are respected, a selection outside it is an error,
-// and without a selection the first --nproc usable GPUs are taken.
+// usable GPUs: its entries (UUIDs, or indices) are respected, a selection outside it is an error,
+// and without a selection the first --nproc usable GPUs are taken. Inherited indices mean NVML's
+// order only under an inherited CUDA_DEVICE_ORDER=PCI_BUS_ID, or when all GPUs are the same model
+// (CUDA's fastest-first order then falls back to bus order); otherwise they are ambiguous and refused.
 
 #include <QList>
 #include <QString>
@@ -23,8 +25,10 @@ struct GpuPlacement
 };
 
 // `inventory`: NVML's GPUs; `gpuCount`: how many GPUs exist (inventory size, or the driver's count
-// when NVML is missing); `inherited`: the launcher's own CUDA_VISIBLE_DEVICES (null when unset).
-GpuPlacement placeGpus(const JobSpec& job, const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited);
+// when NVML is missing); `inherited`: the launcher's own CUDA_VISIBLE_DEVICES (null when unset);
+// `inheritedOrder`: the launcher's own CUDA_DEVICE_ORDER (null when unset).
+GpuPlacement placeGpus(const JobSpec& job, const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited,
+                       const QString& inheritedOrder);
 // The usable GPUs' NVML indices under an inherited CUDA_VISIBLE_DEVICES (all when it is null or "all").
 QList<int> usableGpus(const QList<GpuInfo>& inventory, int gpuCount, const QString& inherited);
 

@@ -123,6 +123,7 @@ void MetricServer::reject(QLocalSocket* socket, const QString& why)
     ++m_rejectedConnections;
     Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1").arg(why));
     if (Peer* peer = m_peers.take(socket)) {
+        peer->helloDeadline->stop();
         peer->helloDeadline->deleteLater(); // may be the timer whose timeout called us
         delete peer;
     }
@@ -149,6 +150,10 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
                                                                                   : QStringLiteral("first frame was not a hello"));
             }
             const qint64 pid = peerPid(socket);
+            const auto claimed = static_cast<qint64>(numberOr(frame, protocol::kKeyPid, 0));
+            if (pid > 0 && claimed != pid) {
+                return reject(socket, QStringLiteral("hello claims pid %1 but the connection comes from pid %2").arg(claimed).arg(pid));
+            }
             if (m_peerCheck && !m_peerCheck(rank, pid)) {
                 return reject(socket, QStringLiteral("process %1 is not rank %2 of this run").arg(pid).arg(rank));
             }

@@ -4,6 +4,8 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 
+#include <ctime>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr qint64 kMaxKernelLogBytes = 4 * 1024 * 1024;
+constexpr qint64 kClockSlackUsec = 1000000; // the kernel's clock and ours may differ a little
 
 // The file that counts OOM kills in the memory cgroup of `pid`, from /proc/PID/cgroup.
 QString oomCountFile(qint64 pid)
@@ -44,8 +47,16 @@ qint64 oomKillCount(const QString& countFile)
     return -1;
 }
 
-// /dev/kmsg yields one record per read(); non-blocking, it ends with EAGAIN at the newest record.
-bool kernelLogNamesOomVictim(qint64 pid)
+qint64 monotonicUsec()
+{
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<qint64>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
+}
+
+// /dev/kmsg yields one record per read() ("PRIORITY,SEQUENCE,USEC,FLAGS;TEXT"); non-blocking, it ends
+// with EAGAIN at the newest record. Records older than `sinceUsec` may name an earlier owner of the pid.
+bool kernelLogNamesOomVictim(qint64 pid, qint64 sinceUsec)
 {
     const int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
@@ -59,7 +70,10 @@ bool kernelLogNamesOomVictim(qint64 pid)
             break;                        // EAGAIN: no more records
         }
         total += n;
-        found = victim.match(QString::fromUtf8(record, static_cast<qsizetype>(n))).hasMatch();
+        const QByteArray text(record, static_cast<qsizetype>(n));
+        const QList<QByteArray> header = text.left(text.indexOf(';')).split(',');
+        if (header.size() < 3 || header.at(2).toLongLong() < sinceUsec) continue;
+        found = victim.match(QString::fromUtf8(text)).hasMatch();
     }
     ::close(fd);
     return found;
@@ -72,16 +86,20 @@ void OomWatch::track(qint64 pid)
     Tracked tracked;
     tracked.countFile = oomCountFile(pid);
     if (tracked.countFile.isEmpty()) return; // gone already, or no memory cgroup: keep what we knew
-    if (const auto it = m_tracked.constFind(pid); it != m_tracked.constEnd() && it->countFile == tracked.countFile) return;
+    const auto known = m_tracked.constFind(pid);
+    if (known != m_tracked.constEnd() && known->countFile == tracked.countFile) return;
+    tracked.sinceUsec = known != m_tracked.constEnd() ? known->sinceUsec : monotonicUsec() - kClockSlackUsec;
     tracked.countAtStart = oomKillCount(tracked.countFile);
     m_tracked.insert(pid, tracked);
 }
 
-bool OomWatch::killedByOom(qint64 pid) const
+OomWatch::Evidence OomWatch::oomEvidence(qint64 pid) const
 {
     const auto it = m_tracked.constFind(pid);
-    if (it != m_tracked.constEnd() && it->countAtStart >= 0 && oomKillCount(it->countFile) > it->countAtStart) return true;
-    return kernelLogNamesOomVictim(pid);
+    if (it == m_tracked.constEnd()) return Evidence::None;
+    if (kernelLogNamesOomVictim(pid, it->sinceUsec)) return Evidence::KernelLogNamesIt;
+    if (it->countAtStart >= 0 && oomKillCount(it->countFile) > it->countAtStart) return Evidence::CgroupCountRose;
+    return Evidence::None;
 }
 
 } // namespace ringmaster::supervisor

@@ -80,7 +80,14 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job, const st
         return cancel ? QStringLiteral("cancelled")
                       : QStringLiteral("%1 --validate-only did not answer in %2 s").arg(trainer).arg(kValidateTimeoutMs / 1000);
     }
-    if (process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0) return {};
+    if (process.error() == QProcess::FailedToStart) {
+        return QStringLiteral("cannot run %1: %2").arg(trainer, process.errorString());
+    }
+    if (process.exitStatus() == QProcess::CrashExit) {
+        // Ctrl-C at a terminal reaches the validator too (it is in the terminal's group).
+        return QStringLiteral("%1 --validate-only was interrupted (signal %2)").arg(trainer).arg(process.exitCode());
+    }
+    if (process.exitCode() == 0) return {};
     QString message = QString::fromUtf8(process.readAllStandardError()).trimmed();
     if (message.isEmpty()) message = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
     message = message.section(QLatin1Char('\n'), -1).trimmed(); // the error is the last line; warnings come before
@@ -130,8 +137,15 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         return result;
     }
     if (job.maxRestarts < 0) { result.error = QStringLiteral("--max-restarts: must be >= 0"); return result; }
-    if (!(job.heartbeatTimeoutSec > 0)) { result.error = QStringLiteral("--heartbeat-timeout: must be > 0 seconds"); return result; }
-    if (!(job.gracePeriodSec >= 0)) { result.error = QStringLiteral("--grace-period: must be >= 0 seconds"); return result; }
+    if (!(job.heartbeatTimeoutSec > 0 && job.heartbeatTimeoutSec <= kMaxHeartbeatTimeoutSec)) {
+        result.error = QStringLiteral("--heartbeat-timeout %1: must be more than 0 and at most %2 seconds")
+                           .arg(job.heartbeatTimeoutSec).arg(kMaxHeartbeatTimeoutSec);
+        return result;
+    }
+    if (!(job.gracePeriodSec >= 0 && job.gracePeriodSec <= kMaxGracePeriodSec)) {
+        result.error = QStringLiteral("--grace-period %1: must be from 0 to %2 seconds").arg(job.gracePeriodSec).arg(kMaxGracePeriodSec);
+        return result;
+    }
     if (job.device == QLatin1String("cpu")) {
         if (!(result.error = checkCpuRanks(job)).isEmpty()) return result;
     } else if (job.device == QLatin1String("cuda")) {
@@ -140,7 +154,9 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         const int count = inventory.available() ? static_cast<int>(gpus.size()) : nvidiaGpuCount();
         const QString inherited = qEnvironmentVariableIsSet("CUDA_VISIBLE_DEVICES")
                                       ? qEnvironmentVariable("CUDA_VISIBLE_DEVICES") : QString();
-        const GpuPlacement placement = placeGpus(job, gpus, count, inherited);
+        const QString inheritedOrder = qEnvironmentVariableIsSet("CUDA_DEVICE_ORDER")
+                                           ? qEnvironmentVariable("CUDA_DEVICE_ORDER") : QString();
+        const GpuPlacement placement = placeGpus(job, gpus, count, inherited, inheritedOrder);
         if (!(result.error = placement.error).isEmpty()) return result;
         result.gpus = placement.gpus;
         result.visibleDevices = placement.visibleDevices;

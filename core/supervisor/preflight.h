@@ -16,6 +16,10 @@
 
 namespace ringmaster::supervisor {
 
+// Bounds on the launcher's timers (they become millisecond ints; a day is plenty).
+inline constexpr double kMaxGracePeriodSec = 86400.0;
+inline constexpr double kMaxHeartbeatTimeoutSec = 86400.0;
+
 struct PreflightResult
 {
     QString error;            // empty when every check passed

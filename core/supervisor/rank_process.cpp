@@ -14,6 +14,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr int kChildSetupFailedExitCode = 126;
+constexpr int kMaxFdToMark = 1 << 20; // the loop's bound where close_range is missing
 
 // Writes "ringmaster: MESSAGE (errno N)\n" to stderr with async-signal-safe calls only.
 void childFailure(const char* message)
@@ -34,8 +35,8 @@ void childFailure(const char* message)
     ::_exit(kChildSetupFailedExitCode);
 }
 
-// Runs in the forked child before exec: async-signal-safe calls only.
-void prepareChild(pid_t groupLeader, pid_t supervisorPid)
+// Runs in the forked child before exec: async-signal-safe calls only. `maxFd` was read in the parent.
+void prepareChild(pid_t groupLeader, pid_t supervisorPid, int maxFd)
 {
     // Every rank in one new process group that is not the terminal's foreground group: Ctrl-C typed
     // at the terminal reaches only the front end, which forwards one graceful stop. Rank 0 founds the
@@ -44,8 +45,9 @@ void prepareChild(pid_t groupLeader, pid_t supervisorPid)
     if (::setpgid(0, groupLeader) != 0) childFailure("cannot join the job's process group");
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFailure("cannot ask to die with the supervisor"); // even if it is SIGKILLed
     if (::getppid() != supervisorPid) ::_exit(127); // the supervisor died before prctl took effect
-    const long maxFd = ::sysconf(_SC_OPEN_MAX);
-    for (int fd = 3; fd < (maxFd > 0 && maxFd < 65536 ? maxFd : 65536); ++fd) {
+    // Every inherited descriptor above stderr closes on exec: one call on Linux 5.11+, else a loop.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+    for (int fd = 3; fd < maxFd; ++fd) {
         const int flags = ::fcntl(fd, F_GETFD);
         if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     }
@@ -94,30 +96,42 @@ void RankProcess::start(const QString& program, const QStringList& arguments, co
                         pid_t groupLeader)
 {
     const pid_t supervisorPid = ::getpid();
+    const long openMax = ::sysconf(_SC_OPEN_MAX);
+    const int maxFd = openMax > 0 && openMax < kMaxFdToMark ? static_cast<int>(openMax) : kMaxFdToMark;
     m_process.setProgram(program);
     m_process.setArguments(arguments);
     m_process.setProcessEnvironment(environment);
     m_process.setProcessChannelMode(QProcess::SeparateChannels);
     m_process.setStandardInputFile(QProcess::nullDevice()); // a background group must never read the terminal
-    m_process.setChildProcessModifier([groupLeader, supervisorPid] { prepareChild(groupLeader, supervisorPid); });
+    m_process.setChildProcessModifier([groupLeader, supervisorPid, maxFd] { prepareChild(groupLeader, supervisorPid, maxFd); });
     m_process.start(QIODevice::ReadOnly);
     // Qt reports the pid once exec succeeded; rank 0's pid is the group the next ranks join, so wait
     // for it here (milliseconds) rather than race the next fork.
-    if (!m_process.waitForStarted(kStartTimeoutMs)) return;
+    if (!m_process.waitForStarted(kStartTimeoutMs)) {
+        // Not running after the timeout (a loaded machine): without a pid it could be neither
+        // signalled nor grouped, so it counts as not started.
+        if (m_process.state() != QProcess::NotRunning) failStart(QStringLiteral("did not start within %1 s").arg(kStartTimeoutMs / 1000));
+        return;
+    }
     m_pid = m_process.processId();
     // The parent's half of the check: the child is in the group it was meant to found or join.
     const pid_t expected = groupLeader == 0 ? static_cast<pid_t>(m_pid) : groupLeader;
     const pid_t actual = ::getpgid(static_cast<pid_t>(m_pid));
     if (actual != expected && m_process.state() == QProcess::Running) {
-        ::kill(static_cast<pid_t>(m_pid), SIGKILL);
-        m_process.waitForFinished(kStartTimeoutMs);
-        if (!m_reportedEnd) {
-            m_reportedEnd = true;
-            const QString why = QStringLiteral("is in process group %1 instead of the job's group %2").arg(actual).arg(expected);
-            writeLine("launcher", why.toUtf8());
-            Q_EMIT failedToStart(m_rank, why);
-        }
+        failStart(QStringLiteral("is in process group %1 instead of the job's group %2").arg(actual).arg(expected));
     }
+}
+
+void RankProcess::failStart(const QString& why)
+{
+    // Reported before the kill, so the end is this reason and not an anonymous SIGKILL.
+    if (!m_reportedEnd) {
+        m_reportedEnd = true;
+        writeLine("launcher", why.toUtf8());
+        Q_EMIT failedToStart(m_rank, why);
+    }
+    m_process.kill();
+    m_process.waitForFinished(kStartTimeoutMs);
 }
 
 QStringList RankProcess::lastLines(int count) const

@@ -42,6 +42,7 @@ Q_SIGNALS:
 private:
     void drain(QProcess::ProcessChannel channel, QByteArray& partial, const char* tag, bool flushAll);
     void writeLine(const char* tag, const QByteArray& line);
+    void failStart(const QString& why);
 
     static constexpr int kTailLines = 200;
     static constexpr int kStartTimeoutMs = 10000;

@@ -60,7 +60,10 @@ RunSupervisor::RunSupervisor(QObject* parent)
 RunSupervisor::~RunSupervisor()
 {
     // No trainer outlives its supervisor. The group id is signalled only while one of our ranks is
-    // unreaped: after that the id may belong to an unrelated group of the same user.
+    // unreaped: after that the id may belong to an unrelated group of the same user. Nothing the
+    // dying ranks report reaches this half-destroyed object (no verdict, no summary rewrite).
+    ++m_launchGeneration;
+    for (auto& rank : m_ranks) rank->process->disconnect(this);
     if (ownsGroup()) ::kill(-m_group, SIGKILL);
     for (auto& rank : m_ranks) {
         if (rank->process && rank->process->isRunning() && rank->process->pid() > 0) {
@@ -195,6 +198,13 @@ QProcessEnvironment RunSupervisor::rankEnvironment() const
 
 void RunSupervisor::launchGroup()
 {
+    // A stop (Ctrl-C, Stop, Kill) that arrived while a relaunch was queued wins over the relaunch.
+    if (m_stopRequested) {
+        m_ranks.clear();
+        finishRun(RunState::Stopped);
+        return;
+    }
+    const int generation = ++m_launchGeneration;
     m_ranks.clear();
     m_oom.clear();
     m_signalsSent.clear();
@@ -220,23 +230,34 @@ void RunSupervisor::launchGroup()
         rank->status.state = RankState::Starting;
         rank->process = std::make_unique<RankProcess>(r, m_dir.rankLog(r));
         RankProcess* process = rank->process.get();
+        rank->sinceHeartbeat.start();
+        m_ranks.push_back(std::move(rank));
         connect(process, &RankProcess::lineLogged, this, &RunSupervisor::logLine);
-        connect(process, &RankProcess::finished, this, &RunSupervisor::onRankFinished);
-        connect(process, &RankProcess::failedToStart, this, [this](int failed, const QString& why) {
+        // Queued: an end reported while start() runs is handled once every rank of the launch is
+        // known; the generation drops what a previous launch's ranks reported late.
+        connect(process, &RankProcess::finished, this, [this, generation](int ended, int exitCode, int exitSignal) {
+            if (generation == m_launchGeneration) onRankFinished(ended, exitCode, exitSignal);
+        }, Qt::QueuedConnection);
+        connect(process, &RankProcess::failedToStart, this, [this, generation](int failed, const QString& why) {
+            if (generation != m_launchGeneration) return;
             considerFailure(failed, QStringLiteral("could not be started: %1").arg(why), FailurePriority::OtherExit, {});
             onRankFinished(failed, -1, 0);
-        });
+        }, Qt::QueuedConnection);
+        if (r > 0 && m_group == 0) {
+            // Rank 0 did not start, so there is no group to join: the others are not started at all.
+            m_ranks.back()->status.state = RankState::Failed;
+            Q_EMIT rankChanged(r);
+            continue;
+        }
         auto environment = base;
         environment.insert(QStringLiteral("RANK"), QString::number(r));
         environment.insert(QStringLiteral("LOCAL_RANK"), QString::number(r));
         // Rank 0 founds the job's process group; start() returns after exec, so the group exists
         // when the next rank joins it.
         process->start(m_checked.trainerPath, arguments, environment, m_group);
-        rank->status.pid = process->pid();
-        if (r == 0 && process->pid() > 0) m_group = static_cast<pid_t>(process->pid());
+        m_ranks.back()->status.pid = process->pid();
+        if (r == 0 && process->pid() > 0 && process->isRunning()) m_group = static_cast<pid_t>(process->pid());
         if (process->pid() > 0) m_oom.track(process->pid());
-        rank->sinceHeartbeat.start();
-        m_ranks.push_back(std::move(rank));
         Q_EMIT rankChanged(r);
     }
     log(QStringLiteral("started %1 rank(s) in process group %2: %3 %4")
@@ -278,7 +299,7 @@ void RunSupervisor::onWatchdog()
         m_oom.track(rank->process->pid()); // follows a rank moved to another memory cgroup
     }
     if (m_bringingDown || isFinal(m_state)) return;
-    const qint64 limitMs = static_cast<qint64>(m_job.heartbeatTimeoutSec * 1000);
+    const auto limitMs = static_cast<qint64>(m_job.heartbeatTimeoutSec * 1000);
     int culprit = -1;
     bool culpritStopped = false;
     qint64 worst = -1;
@@ -316,6 +337,9 @@ void RunSupervisor::onWatchdog()
 void RunSupervisor::considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end)
 {
     if (m_bringingDown && priority != FailurePriority::Hung) return; // consequences of our own bring-down
+    // During a graceful stop a rank that fails is logged, but the others keep their grace period:
+    // no verdict window, no second SIGTERM (which a trainer takes as "die now, skip the checkpoint").
+    if (m_stopRequested) return;
     const QStringList lines = rank >= 0 && rank < static_cast<int>(m_ranks.size())
                                   ? reportableLines(m_ranks[static_cast<std::size_t>(rank)]->process->lastLines(200), kTailLinesInReport)
                                   : QStringList();
@@ -337,7 +361,11 @@ void RunSupervisor::onRankFinished(int rank, int exitCode, int exitSignal)
     end.exitSignal = exitSignal;
     end.signalSentByRingmaster = exitSignal != 0 && m_signalsSent.contains(exitSignal);
     end.peakRssKiB = r.status.peakRssKiB;
-    end.oomKilled = exitSignal == SIGKILL && !end.signalSentByRingmaster && m_oom.killedByOom(r.status.pid);
+    if (exitSignal == SIGKILL && !end.signalSentByRingmaster) {
+        const auto evidence = m_oom.oomEvidence(r.status.pid);
+        end.oomKilled = evidence == OomWatch::Evidence::KernelLogNamesIt;
+        end.oomLikely = evidence == OomWatch::Evidence::CgroupCountRose;
+    }
     const QString how = describeEnd(end);
     log(QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(r.status.pid).arg(how));
     if (!clean && !(m_stopRequested && m_bringingDown)) {
@@ -373,7 +401,7 @@ void RunSupervisor::requestStop()
     setState(RunState::Stopping);
     log(QStringLiteral("stop requested: SIGTERM to every rank, SIGKILL after %1 s").arg(m_job.gracePeriodSec));
     signalRanks(SIGTERM);
-    m_escalation.start(static_cast<int>(m_job.gracePeriodSec * 1000));
+    m_escalation.start(static_cast<int>(std::min(m_job.gracePeriodSec, kMaxGracePeriodSec) * 1000));
 }
 
 void RunSupervisor::kill()

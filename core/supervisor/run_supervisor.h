@@ -126,6 +126,7 @@ private:
     qint64 m_stepsPerEpoch = 0;
     qint64 m_stepsReceived = 0;
     QString m_finalStatus;
+    int m_launchGeneration = 0;    // which launch the ranks' queued reports belong to
 };
 
 } // namespace ringmaster::supervisor

@@ -174,10 +174,34 @@ def test_live_line_fits_a_narrow_terminal(tmp_path):
         assert code == 0, term.text()[-2000:]
         # Every redraw of the live line ("\r\x1b[K" + text) fits in the window, so it never wraps
         # into a trail of half lines.
-        # (A redraw has no newline; a printed line, such as an eval result, ends with one and may wrap.)
-        segments = [part.split("\r")[0] for part in term.text().split("\r\x1b[K")[1:]]
+        # (A redraw has no newline before the next one; a printed line, such as an eval result, ends
+        # with one — "\r\n" on a terminal — and may wrap.)
+        segments = term.text().split("\r\x1b[K")[1:]
         live = [seg for seg in segments if "\n" not in seg and "step" in seg]
         assert live, term.text()[-2000:]
         assert all(len(r) < columns for r in live), [r for r in live if len(r) >= columns][:3]
+    finally:
+        term.close()
+
+
+def test_ctrl_c_during_pre_flight_launches_nothing(tmp_path):
+    # A trainer whose validation takes a while: Ctrl-C while it runs stops the launcher (exit 3),
+    # says that nothing was launched, and leaves no run directory.
+    stub = tmp_path / "slow-trainer.sh"
+    started = tmp_path / "validation-started"
+    stub.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
+    stub.chmod(0o755)
+    runs = tmp_path / "runs"
+    term = Terminal(["--trainer", str(stub), "--output-root", str(runs)])
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:  # the launcher is in pre-flight
+            term.pump(0.1)
+        assert started.exists() and not term.exited(), term.text()
+        os.write(term.fd, b"\x03")
+        code = term.wait(60)
+        assert code == 3, term.text()
+        assert "nothing was launched" in term.text()
+        assert not runs.exists() or not any(runs.iterdir())
     finally:
         term.close()

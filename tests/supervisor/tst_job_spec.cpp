@@ -127,6 +127,24 @@ private Q_SLOTS:
         QCOMPARE(parsed.nproc, 3);
     }
 
+    void disagreeingNprocAndGpusAreAnError()
+    {
+        JobSpec parsed;
+        bool quiet = false;
+        for (const QStringList& order : {QStringList{QStringLiteral("--gpus"), QStringLiteral("0,1"), QStringLiteral("--nproc"), QStringLiteral("4")},
+                                         QStringList{QStringLiteral("--nproc"), QStringLiteral("4"), QStringLiteral("--gpus"), QStringLiteral("0,1")}}) {
+            try {
+                parseLaunchArguments(QStringList{QStringLiteral("ringmaster-launch")} + order, &parsed, &quiet);
+                QFAIL("--nproc 4 with two GPUs was accepted");
+            } catch (const JobError& e) {
+                QVERIFY2(e.message().contains(QStringLiteral("--nproc 4 and --gpus (2 GPUs) disagree")), qPrintable(e.message()));
+            }
+        }
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--gpus"), QStringLiteral("0,1"),
+                                      QStringLiteral("--nproc"), QStringLiteral("2")}, &parsed, &quiet));
+        QCOMPARE(parsed.worldSize(), 2);
+    }
+
     void nprocIsHonouredOnAGpuMachine()
     {
         // Four (fake) GPUs: --nproc 2 runs 2 ranks on the first two, not one per GPU.

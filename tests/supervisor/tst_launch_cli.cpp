@@ -77,6 +77,10 @@ private Q_SLOTS:
                                               << QStringLiteral("--nproc 5: only 4 GPU(s) usable") << QStringList{fakeNvml};
         QTest::newRow("gpu outside inherited visible devices")
             << QStringList{QStringLiteral("--gpus"), QStringLiteral("0")} << QStringLiteral("GPU 0 is not usable here")
+            << QStringList{fakeNvml, QStringLiteral("CUDA_VISIBLE_DEVICES=2,3"), QStringLiteral("CUDA_DEVICE_ORDER=PCI_BUS_ID")};
+        // The fake GPUs are four different models: indices without PCI order are ambiguous.
+        QTest::newRow("inherited indices in fastest-first order")
+            << QStringList{QStringLiteral("--gpus"), QStringLiteral("2")} << QStringLiteral("list GPU UUIDs")
             << QStringList{fakeNvml, QStringLiteral("CUDA_VISIBLE_DEVICES=2,3")};
         QTest::newRow("gpu out of range") << QStringList{QStringLiteral("--gpus"), QStringLiteral("3")}
                                           << QStringLiteral("GPU 3 does not exist") << QStringList{};

@@ -84,6 +84,21 @@ private Q_SLOTS:
         QCOMPARE(server.rejectedConnections(), 1);
     }
 
+    void helloMustNameTheConnectingPid()
+    {
+        MetricServer server;
+        server.setPeerCheck([](int, qint64) { return true; });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QLocalSocket liar;
+        liar.connectToServer(server.socketPath());
+        QVERIFY(liar.waitForConnected(5000));
+        QByteArray forged = hello(0, server.token());
+        forged.replace(QByteArray::number(static_cast<qint64>(::getpid())), "1");
+        liar.write(forged);
+        liar.flush();
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, 5000);
+    }
+
     void silentConnectionIsDroppedAfterTheHelloDeadline()
     {
         MetricServer server;

@@ -353,6 +353,41 @@ exec sleep 60)SH"));
             ranks = supervisor.ranks();
         }
         for (const auto& rank : ranks) QVERIFY(processGone(rank.pid));
+        // The ranks it killed on the way out are not a failure to report, nor a signal "from outside".
+        const QString log = readAll(QDir(root.path()).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot).first().filePath() +
+                                    QStringLiteral("/logs/launcher.log"));
+        QVERIFY2(!log.contains(QStringLiteral("FAILED")) && !log.contains(QStringLiteral("did not send")), qPrintable(log));
+    }
+
+    void failingRankDuringAStopLeavesTheOthersTheirGracePeriod()
+    {
+        // Stop: rank 1 exits 1 at once (its peer is going away), rank 0 needs 4 s for its final
+        // checkpoint. Rank 0 must get its whole grace period: no second SIGTERM, no SIGKILL after 2 s.
+        QTemporaryDir root;
+        const QString stub = writeStub(root.path(), QStringLiteral(R"SH(
+for a in "$@"; do [ "$a" = --validate-only ] && exit 0; done
+echo "rank $RANK/2 pid $$ joined"
+if [ "$RANK" = 0 ]; then
+  trap 'sleep 4; touch "$RM_MARK"; exit 0' TERM
+else
+  trap 'echo "a peer rank died" >&2; exit 1' TERM
+fi
+while true; do sleep 0.1; done)SH"));
+        qputenv("RM_MARK", root.filePath(QStringLiteral("final-checkpoint")).toUtf8());
+        RunSupervisor supervisor;
+        JobSpec job = cpuJob(root.path(), 20);
+        job.trainerPath = stub;
+        job.gracePeriodSec = 20;
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        QVERIFY(QTest::qWaitFor([&] { return readAll(supervisor.runDir() + QStringLiteral("/logs/rank-1.log")).contains(QStringLiteral("joined")); }, 20000));
+        supervisor.requestStop();
+        QVERIFY(waitForFinish(supervisor, 30000));
+        qunsetenv("RM_MARK");
+        QCOMPARE(supervisor.state(), RunState::Stopped);
+        QVERIFY2(QFileInfo::exists(root.filePath(QStringLiteral("final-checkpoint"))), "rank 0 was cut off in its grace period");
+        QCOMPARE(supervisor.ranks().at(0).exitCode, 0);
+        QCOMPARE(supervisor.ranks().at(0).exitSignal, 0);
     }
 };
 
