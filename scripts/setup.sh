@@ -21,6 +21,8 @@ packages=(
   libspdlog-dev nlohmann-json3-dev
   dataset-fashion-mnist
   xvfb xauth
+  # Tests: the desktop entry is checked with desktop-file-validate.
+  desktop-file-utils
 )
 
 missing=()
