@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocalSocket>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -11,6 +12,7 @@
 
 #include "../../core/protocol/wire.h"
 #include "metric_server.h"
+#include "proc_info.h"
 
 using namespace ringmaster::supervisor;
 namespace protocol = ringmaster::protocol;
@@ -97,6 +99,37 @@ private Q_SLOTS:
         liar.write(forged);
         liar.flush();
         QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, 5000);
+    }
+
+    void aChildOfTheRankMaySpeakForIt()
+    {
+        // A rank's own child process (a data-loader worker, a script's helper) is accepted for that
+        // rank; the check walks the kernel's parent chain, not anything the client says.
+        MetricServer server;
+        const qint64 rankPid = ::getpid(); // this test process plays the rank
+        server.setPeerCheck([rankPid](int, qint64 pid) { return proc::isSelfOrDescendant(pid, rankPid); });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        const QString script = QStringLiteral(R"PY(
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+hello = {"v": 1, "type": "hello", "rank": 0, "pid": os.getpid(), "token": sys.argv[2]}
+beat = {"v": 1, "type": "heartbeat", "step": 7, "phase": "train"}
+s.sendall((json.dumps(hello) + "\n" + json.dumps(beat) + "\n").encode())
+s.recv(1)
+)PY");
+        QProcess child;
+        child.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), script, server.socketPath(), server.token()});
+        QVERIFY(child.waitForStarted(10000));
+        QTest::qWaitFor([&] { return heartbeats.size() == 1; }, 10000);
+        QVERIFY2(heartbeats.size() == 1, child.readAllStandardError().constData());
+        QCOMPARE(heartbeats.first().at(1).toLongLong(), 7);
+        QCOMPARE(server.rejectedConnections(), 0);
+        QVERIFY(proc::isSelfOrDescendant(child.processId(), rankPid));
+        QVERIFY(!proc::isSelfOrDescendant(rankPid, child.processId())); // and not the other way round
+        child.kill();
+        child.waitForFinished(5000);
     }
 
     void silentConnectionIsDroppedAfterTheHelloDeadline()
