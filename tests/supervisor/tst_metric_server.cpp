@@ -1,6 +1,7 @@
 // MetricServer on its own: a client that holds the token but is not the rank it claims is rejected
 // (the pid comes from the kernel, SO_PEERCRED), a client that never says hello is dropped after the
 // hello deadline, and a genuine rank is heard.
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocalSocket>
@@ -8,6 +9,10 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <memory>
+#include <vector>
+
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../../core/protocol/wire.h"
@@ -130,6 +135,50 @@ s.recv(1)
         QVERIFY(!proc::isSelfOrDescendant(rankPid, child.processId())); // and not the other way round
         child.kill();
         child.waitForFinished(5000);
+    }
+
+    void connectionsAreCapped()
+    {
+        // Each connection costs the supervisor a descriptor and a decoder: past the cap, new ones are
+        // refused at once (the test needs about twice the cap in descriptors).
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        const rlim_t needed = 2 * protocol::kMaxConnections + 64;
+        if (limit.rlim_cur < needed) {
+            limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, needed);
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+        }
+        if (limit.rlim_cur < needed) QSKIP("the descriptor limit is too low for this test");
+        MetricServer server;
+        server.setPeerCheck([](int, qint64) { return true; });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        std::vector<std::unique_ptr<QLocalSocket>> clients;
+        for (int i = 0; i < protocol::kMaxConnections; ++i) {
+            clients.push_back(std::make_unique<QLocalSocket>());
+            clients.back()->connectToServer(server.socketPath());
+            QVERIFY(clients.back()->waitForConnected(5000));
+            clients.back()->write(hello(1, server.token()));
+            clients.back()->flush();
+            QCoreApplication::processEvents(); // the server accepts as it goes (its backlog is small)
+        }
+        QSignalSpy notices(&server, &MetricServer::notice);
+        QLocalSocket extra;
+        extra.connectToServer(server.socketPath());
+        QVERIFY(extra.waitForConnected(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, 10000);
+        QVERIFY(notices.last().first().toString().contains(QStringLiteral("%1 connections are already open").arg(protocol::kMaxConnections)));
+        QTRY_COMPARE_WITH_TIMEOUT(extra.state(), QLocalSocket::UnconnectedState, 5000);
+        // One closes: there is room again.
+        clients.pop_back();
+        QTest::qWait(200);
+        QLocalSocket next;
+        next.connectToServer(server.socketPath());
+        QVERIFY(next.waitForConnected(5000));
+        next.write(hello(1, server.token()) + heartbeat(3));
+        next.flush();
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
+        QCOMPARE(server.rejectedConnections(), 1);
     }
 
     void silentConnectionIsDroppedAfterTheHelloDeadline()
