@@ -1,5 +1,7 @@
 #include "atomic_file.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -81,7 +83,8 @@ void AtomicFile::commit()
         const int result = ::fsync(dirFd);
         const int error = errno;
         ::close(dirFd);
-        if (result != 0 && error != EINVAL) throw IoError(folder.string(), "sync folder", error);
+        // The file is complete and in place: a failed folder sync is worth a warning, not a failed run.
+        if (result != 0 && error != EINVAL) spdlog::warn("{}", IoError(folder.string(), "sync folder", error).what());
     }
 }
 

@@ -124,6 +124,14 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     return path;
 }
 
+bool isInCheckpointFolder(const std::string& runDir, const std::string& checkpoint)
+{
+    std::error_code error;
+    const fs::path folder = fs::weakly_canonical(fs::path(runDir) / "checkpoints", error);
+    const fs::path parent = fs::weakly_canonical(fs::path(checkpoint), error).parent_path();
+    return !error && parent == folder;
+}
+
 std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step)
 {
     std::vector<fs::path> later;

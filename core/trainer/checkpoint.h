@@ -53,6 +53,8 @@ std::vector<std::string> listCheckpoints(const std::string& runDir);
 // RUN_DIR/checkpoints/abandoned-<UTC time>/, so pruning by name cannot delete the new timeline's
 // checkpoints first and a later --resume RUN_DIR cannot pick the abandoned timeline. Returns that
 // folder, or "" when no checkpoint is later than `step`.
+// True when `checkpoint` is one of RUN_DIR/checkpoints/step-*.pt (not an abandoned one, not elsewhere).
+bool isInCheckpointFolder(const std::string& runDir, const std::string& checkpoint);
 std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step);
 
 // RUN_DIR/model.pt: a dict name -> tensor that Python's torch.load reads (torch::pickle_save).

@@ -36,7 +36,9 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
         return c10::make_intrusive<c10d::PrefixStore>("ringmaster", store);
     } catch (const std::exception& e) {
         const std::string message = e.what();
-        if (isServer && (message.find("in use") != std::string::npos || message.find("bind") != std::string::npos)) {
+        // Only EADDRINUSE is "taken by another program"; EACCES (a port below 1024) and EADDRNOTAVAIL
+        // (an address not on this host) are the job's own mistakes and fail as such.
+        if (isServer && (message.find("Address already in use") != std::string::npos || message.find("errno: 98") != std::string::npos)) {
             throw AddressInUseError("MASTER_PORT " + std::to_string(env.masterPort) + " is already in use on " +
                              env.masterAddr + ": choose a free port (ringmaster-launch --master-port 0 picks one)");
         }

@@ -166,22 +166,35 @@ std::vector<bool> GradientSynchronizer::usedOnAnyRank(const std::vector<char>& u
     return result;
 }
 
+void GradientSynchronizer::throwUnused(const std::vector<std::size_t>& unused) const
+{
+    std::string names;
+    for (std::size_t k = 0; k < unused.size() && k < kMostNamesInAnError; ++k) {
+        names += (k ? ", " : "") + nameOf(unused[k]);
+    }
+    if (unused.size() > kMostNamesInAnError) names += ", ...";
+    throw UsageError("rank " + std::to_string(m_communicator.rank()) + ": " + std::to_string(unused.size()) +
+                     " parameter(s) got no gradient in this step: " + names +
+                     " (the forward did not use them). Every rank must all-reduce every parameter; for a model "
+                     "that skips layers depending on the data or the rank, pass --find-unused-parameters true");
+}
+
 void GradientSynchronizer::finish()
 {
-    if (!m_communicator.distributed()) return;
+    if (!m_communicator.distributed()) {
+        // One rank has nothing to all-reduce, but the same job on more ranks would fail: say so now,
+        // as PyTorch DDP does with one process (gradients are set to none before each step).
+        if (m_findUnused) return;
+        std::vector<std::size_t> unused;
+        for (std::size_t i = 0; i < m_parameters.size(); ++i) {
+            if (!m_parameters[i].grad().defined()) unused.push_back(i);
+        }
+        if (!unused.empty()) throwUnused(unused);
+        return;
+    }
     torch::NoGradGuard noGrad;
     const auto unused = unusedParameters();
-    if (!unused.empty() && !m_findUnused) {
-        std::string names;
-        for (std::size_t k = 0; k < unused.size() && k < kMostNamesInAnError; ++k) {
-            names += (k ? ", " : "") + nameOf(unused[k]);
-        }
-        if (unused.size() > kMostNamesInAnError) names += ", ...";
-        throw UsageError("rank " + std::to_string(m_communicator.rank()) + ": " + std::to_string(unused.size()) +
-                         " parameter(s) got no gradient in this step: " + names +
-                         " (the forward did not use them). Every rank must all-reduce every parameter; for a model "
-                         "that skips layers depending on the data or the rank, pass --find-unused-parameters true");
-    }
+    if (!unused.empty() && !m_findUnused) throwUnused(unused);
     if (m_failure) std::rethrow_exception(m_failure);
     // Unused here: zero gradients, marked ready; the buckets then launch in bucket order as on every rank.
     const std::vector<char> usedHere = m_ready;

@@ -74,6 +74,7 @@ private:
     void launchReadyBuckets();
     void launch(std::size_t bucketIndex);
     std::vector<std::size_t> unusedParameters() const;
+    [[noreturn]] void throwUnused(const std::vector<std::size_t>& unused) const;
     std::vector<bool> usedOnAnyRank(const std::vector<char>& usedHere);
     std::string nameOf(std::size_t parameterIndex) const;
     torch::Tensor view(std::size_t parameterIndex);

@@ -84,8 +84,18 @@ void Reporter::send(nlohmann::json frame)
     m_wake.notify_one();
 }
 
+namespace {
+
+std::int64_t steadyMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
 void Reporter::setProgress(std::int64_t step, Phase phase)
 {
+    m_lastProgressMs.store(steadyMs());
     m_step.store(step);
     if (m_phase.exchange(phase) != phase) sendHeartbeat();
 }
@@ -102,9 +112,21 @@ void Reporter::heartbeatLoop()
     sendHeartbeat();
     auto next = std::chrono::steady_clock::now() + interval;
     std::unique_lock lock(m_mutex);
+    bool stalled = false;
     while (!m_heartbeatWake.wait_until(lock, next, [this] { return m_closing; })) {
         lock.unlock();
-        sendHeartbeat();
+        const std::int64_t limit = m_stallLimitMs.load();
+        const std::int64_t quiet = steadyMs() - m_lastProgressMs.load();
+        if (limit > 0 && m_lastProgressMs.load() > 0 && quiet > limit) {
+            if (!stalled) {
+                spdlog::warn("no progress for {} s in phase '{}': heartbeats stop so that the supervisor can act",
+                             quiet / 1000, phaseName(m_phase.load()));
+            }
+            stalled = true;
+        } else {
+            stalled = false;
+            sendHeartbeat();
+        }
         lock.lock();
         // A timer that fell behind (a stalled machine) restarts its beat instead of bursting.
         next = std::max(next + interval, std::chrono::steady_clock::now());

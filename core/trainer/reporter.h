@@ -2,10 +2,12 @@
 // Streams frames to the supervisor's local socket (core/protocol/wire.h) without ever blocking
 // training: frames go into a bounded queue (kQueueCapacity) that a background thread drains; when a
 // slow reader lets the queue fill, the oldest frames are dropped (counted in dropped()). A heartbeat
-// timer thread sends {"type":"heartbeat","step","phase"} every protocol::kHeartbeatIntervalMs for as
-// long as the reporter lives, reading the step and phase that the training loop publishes with
-// setProgress(), so a step, an evaluation or a checkpoint longer than the supervisor's heartbeat
-// timeout never looks like a hang. The socket is non-blocking: on exit, what is queued gets at most
+// timer thread sends {"type":"heartbeat","step","phase"} every protocol::kHeartbeatIntervalMs, reading
+// the step and phase that the training loop publishes with setProgress(), so a step, an evaluation or
+// a checkpoint longer than the supervisor's heartbeat timeout never looks like a hang. The beats mean
+// progress, not just a live process: once the loop has published nothing for the stall limit (a
+// thread stuck in a dead file system, a deadlock), they stop, and the supervisor's heartbeat timeout
+// then names the rank as hung. The socket is non-blocking: on exit, what is queued gets at most
 // kExitDeadline to go out, even when the reader stopped reading. If the socket is absent or dies,
 // training continues; metrics.csv stays the durable record.
 
@@ -45,6 +47,8 @@ public:
     void send(nlohmann::json frame);
     // Publishes the loop's position for the heartbeat timer; a change of phase is reported at once.
     void setProgress(std::int64_t step, Phase phase);
+    // Heartbeats stop after this long without setProgress() (zero: never). Set before training.
+    void setStallLimit(std::chrono::milliseconds limit) { m_stallLimitMs.store(limit.count()); }
     std::uint64_t dropped() const { return m_dropped.load(); }
 
 private:
@@ -69,6 +73,8 @@ private:
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::int64_t> m_step{0};
     std::atomic<Phase> m_phase{Phase::Loading};
+    std::atomic<std::int64_t> m_lastProgressMs{0};   // steady clock, when setProgress() last ran
+    std::atomic<std::int64_t> m_stallLimitMs{0};
     std::thread m_writer;
     std::thread m_heartbeats;
 };

@@ -22,9 +22,12 @@ constexpr int kMaxRowBytes = 256;
 
 std::string readWhole(const std::string& path)
 {
+    errno = 0;
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
-    text << in.rdbuf();
+    if (in) text << in.rdbuf();
+    // A file that cannot be read must not be rewritten as an empty one.
+    if (!in || in.bad()) throw IoError(path, "read", errno ? errno : EIO);
     return text.str();
 }
 
@@ -66,6 +69,10 @@ int openCsv(const std::string& path, const char* header, int stepColumn, std::in
     if (resumeStep >= 0 && fs::exists(path)) {
         truncateCsv(path, header, stepColumn, resumeStep, abandonedDir);
     } else {
+        // A fresh run over an earlier one: the earlier metrics go with its abandoned checkpoints.
+        if (!abandonedDir.empty() && fs::exists(path)) {
+            writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), readWhole(path));
+        }
         writeFileAtomically(path, std::string(header) + "\n");
     }
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);

@@ -268,8 +268,7 @@ void ShmAllreduce::requireSameBuffer(std::uint64_t tag, std::int64_t count) cons
             "shared-memory all-reduce failed (the ranks reduce different buffers): rank " + std::to_string(m_rank) +
             " reduces buffer " + std::to_string(tag) + " of " + std::to_string(count) + " floats but rank " +
             std::to_string(peer) + " reduces buffer " + std::to_string(otherTag) + " of " + std::to_string(otherCount) +
-            " floats; the ranks' gradient buckets diverged (every rank needs the same --model and --bucket-mb, "
-            "and a model that leaves parameters without a gradient on some ranks needs --find-unused-parameters true)");
+            " floats; the ranks' gradient buckets diverged: every rank needs the same --model and --bucket-mb");
     }
 }
 

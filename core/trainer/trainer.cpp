@@ -28,6 +28,7 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr double kBytesPerMb = 1024.0 * 1024.0;
+constexpr double kStallMarginSec = 30.0; // heartbeats stop this long after the longest bounded wait
 // How long past --rendezvous-timeout a rank waits for a rendezvous that neither completed nor failed.
 constexpr std::chrono::milliseconds kRendezvousGrace{15000};
 
@@ -166,6 +167,11 @@ int Trainer::run()
 {
     m_started = std::chrono::steady_clock::now();
     m_reporter = Reporter::fromEnvironment(m_env.rank);
+    if (m_reporter) {
+        // Every wait in the loop is bounded by these timeouts: longer without progress is a hang.
+        const double boundSec = std::max(m_config.rendezvousTimeoutSec, m_config.collectiveTimeoutSec) + kStallMarginSec;
+        m_reporter->setStallLimit(std::chrono::milliseconds(static_cast<std::int64_t>(boundSec * 1000)));
+    }
     try {
         setUp();
         finish(trainLoop());
@@ -266,10 +272,14 @@ void Trainer::setUp()
                  m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, shardSize);
     if (isLeader()) {
         // Every rank has loaded its checkpoint once the group exists: later checkpoints may move now.
-        const std::string abandoned = m_resumePath.empty() ? std::string() : abandonCheckpointsAfter(m_config.out, m_step);
+        // One timeline per run directory: a fresh run, or a resume from a checkpoint outside this
+        // run's checkpoints/ (an abandoned one), sets every existing checkpoint aside; a resume from
+        // one of them sets aside only the later ones.
+        const bool ownCheckpoint = !m_resumePath.empty() && isInCheckpointFolder(m_config.out, m_resumePath);
+        const std::string abandoned = abandonCheckpointsAfter(m_config.out, ownCheckpoint ? m_step : -1);
         if (!abandoned.empty()) {
-            spdlog::info("resumed at step {}, before the newest checkpoint of {}: the later checkpoints and the "
-                         "metrics of that abandoned timeline moved to {}", m_step, m_config.out, abandoned);
+            spdlog::info("{} at step {}: the checkpoints and metrics of the abandoned timeline in {} moved to {}",
+                         m_resumePath.empty() ? "started" : "resumed", m_step, m_config.out, abandoned);
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "

@@ -47,3 +47,37 @@ def test_resume_from_an_older_checkpoint_abandons_the_later_ones(tmp_path):
     assert "abandoned timeline" not in out[0]
     assert names(checkpoints) == ["step-00000020.pt", "step-00000030.pt"]
     assert [int(r["step"]) for r in read_csv(run / "metrics.csv")] == list(range(1, 31))
+
+
+def test_a_fresh_run_in_a_used_folder_sets_the_old_timeline_aside(tmp_path):
+    # Run by hand twice into one --out: the second run's checkpoints must not mix with the first's
+    # (a later --resume RUN_DIR would otherwise pick the first run's step 30).
+    run = tmp_path / "run"
+    codes, out = run_ranks(1, COMMON + ["--lr", FIRST_LR, "--max-steps", "30", "--keep-checkpoints", "10"], run)
+    assert codes == [0], out[0]
+    codes, out = run_ranks(1, COMMON + ["--lr", SECOND_LR, "--max-steps", "20", "--keep-checkpoints", "10"], run)
+    assert codes == [0], out[0]
+    checkpoints = run / "checkpoints"
+    assert names(checkpoints) == ["step-00000010.pt", "step-00000020.pt"]
+    abandoned = [p for p in checkpoints.iterdir() if p.is_dir()]
+    assert len(abandoned) == 1, list(checkpoints.iterdir())
+    assert names(abandoned[0]) == ["eval.csv", "metrics.csv", "step-00000010.pt", "step-00000020.pt", "step-00000030.pt"]
+    assert {r["lr"] for r in read_csv(abandoned[0] / "metrics.csv")} == {FIRST_LR}
+    codes, out = run_ranks(1, COMMON + ["--lr", SECOND_LR, "--max-steps", "30", "--resume", str(run)], run)
+    assert codes == [0], out[0]
+    assert "step-00000020.pt at step 20 " in out[0], out[0]
+
+
+def test_resuming_an_abandoned_checkpoint_sets_the_current_timeline_aside(tmp_path):
+    run = tmp_path / "run"
+    codes, out = run_ranks(1, COMMON + ["--lr", FIRST_LR, "--max-steps", "30", "--keep-checkpoints", "10"], run)
+    assert codes == [0], out[0]
+    codes, out = run_ranks(1, COMMON + ["--lr", SECOND_LR, "--max-steps", "20", "--keep-checkpoints", "10",
+                                        "--resume", str(run / "checkpoints" / "step-00000010.pt")], run)
+    assert codes == [0], out[0]
+    first = next(p for p in (run / "checkpoints").iterdir() if p.is_dir())  # holds the first run's 20 and 30
+    # Back to the first timeline's step 30: the second timeline's 10 and 20 go aside, none stays beside it.
+    codes, out = run_ranks(1, COMMON + ["--lr", FIRST_LR, "--max-steps", "40", "--keep-checkpoints", "10",
+                                        "--resume", str(first / "step-00000030.pt")], run)
+    assert codes == [0], out[0]
+    assert names(run / "checkpoints") == ["step-00000040.pt"]

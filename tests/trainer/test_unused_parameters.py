@@ -127,3 +127,14 @@ def test_trainer_with_the_flag_trains_as_without_it(tmp_path):
     assert "2 gradient bucket(s)" in flagged[0], flagged[0]
     assert digest(plain[0]) is not None
     assert {digest(o) for o in plain + flagged} == {digest(plain[0])}
+
+
+def test_one_rank_reports_unused_parameters_too(data):
+    """The job that fails on many ranks fails the same way on one (as PyTorch DDP with one process),
+    instead of training quietly until someone adds a GPU: `rare` gets no gradient from step 1 on."""
+    directory = data[0]
+    codes, outputs = run_probe(1, ["unused", str(directory), "0", "gloo", str(STEPS), str(LR)])
+    assert codes == [2], outputs
+    assert "rank 0: 2 parameter(s) got no gradient in this step: rare.weight, rare.bias" in outputs[0], outputs[0]
+    codes, outputs = run_probe(1, ["unused", str(directory), "1", "gloo", str(STEPS), str(LR)])
+    assert codes == [0], outputs
