@@ -11,7 +11,7 @@ from conftest import TRAINER, FakeSupervisor, run_single
 
 HEARTBEAT_INTERVAL_S = 1.0  # protocol::kHeartbeatIntervalMs
 # Slack over the interval for a loaded 2-core machine; once-per-step heartbeats leave gaps of a whole step.
-MAX_HEARTBEAT_GAP_S = 1.6
+MAX_HEARTBEAT_GAP_S = 2.2  # under 2.5 s, the shortest step the test accepts: a once-per-step beat fails it
 
 
 @pytest.fixture
