@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "communicator.h"
@@ -169,12 +170,18 @@ std::unique_ptr<ShmAllreduce> ShmAllreduce::create(Communicator& communicator, s
         }
     }
     communicator.barrier(); // the segment exists (or rank 0 failed) before the others open it
+    // Rank 0's verdict before anyone maps: a segment it could not size would SIGBUS on the first touch.
+    const std::string verdict = communicator.shareString("shm-allreduce-setup", problem.empty() ? "ok" : "failed: " + problem);
+    if (rank != 0 && verdict != "ok") problem = "rank 0 " + verdict;
 
     Mapping mapping(bytes);
     if (problem.empty()) {
         FileDescriptor attached(::shm_open(name.c_str(), O_RDWR, 0600));
+        struct stat status {};
         if (attached.get() < 0) {
             problem = std::string("shm_open: ") + std::strerror(errno);
+        } else if (::fstat(attached.get(), &status) != 0 || static_cast<std::size_t>(status.st_size) < bytes) {
+            problem = "the segment is smaller than the " + std::to_string(bytes) + " bytes it needs";
         } else if (!mapping.map(attached.get())) {
             problem = std::string("mmap: ") + std::strerror(errno);
         }
