@@ -155,7 +155,7 @@ std::string trainerUsage()
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
            "       --validate-only   check the flags, job file, dataset headers and that --batch-size fits a\n"
-           "                         rank's shard (world size from WORLD_SIZE, else 1); print 'ok', exit 0 (or 2)\n";
+           "                         rank's shard (world size from WORLD_SIZE, else SLURM_NTASKS, else 1); print 'ok', exit 0 (or 2)\n";
 }
 
 bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
