@@ -61,6 +61,17 @@ std::int64_t readInt(torch::serialize::InputArchive& archive, const char* key)
     return value.toInt();
 }
 
+// The CPU generator (dropout masks on CPU): a resumed run draws the masks the straight run would have.
+// Older checkpoints lack it and resume as before.
+constexpr const char* kCpuRngKey = "rng.cpu";
+
+torch::Tensor cpuRngState()
+{
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+}
+
 } // namespace
 
 std::vector<std::string> listCheckpoints(const std::string& runDir)
@@ -102,6 +113,7 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     archive.write("meta.world_size", c10::IValue(p.worldSize));
     archive.write("meta.batch_size", c10::IValue(p.batchSize));
     archive.write("meta.wall_time", c10::IValue(p.wallTime));
+    archive.write(kCpuRngKey, cpuRngState());
 
     const std::string path = (dir / checkpointName(p.step)).string();
     {
@@ -198,6 +210,12 @@ void loadCheckpointState(const std::string& path, torch::nn::Module& model, torc
     torch::serialize::InputArchive optimizerArchive;
     archive.read("optimizer", optimizerArchive);
     optimizer.load(optimizerArchive);
+    torch::Tensor rng;
+    if (archive.try_read(kCpuRngKey, rng)) {
+        auto generator = at::detail::getDefaultCPUGenerator();
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(rng.cpu());
+    }
 }
 
 std::string resolveCheckpoint(const std::string& fileOrRunDir)

@@ -2,7 +2,8 @@
 // Checkpoints hold the model, the optimizer state and the loop position together, written atomically
 // (atomic_file.h: temp file, checked fsync and rename): a crash or a full disk mid-write never damages
 // the previous checkpoint and leaves no temp file. A run directory holds one timeline: resuming from an
-// older checkpoint moves the later ones aside (abandonCheckpointsAfter).
+// older checkpoint moves the later ones aside (abandonCheckpointsAfter). They also hold the CPU random
+// generator, so dropout draws the same masks after a resume.
 
 #include <cstdint>
 #include <string>

@@ -97,12 +97,22 @@ void Communicator::allreduceSum(torch::Tensor& tensor)
 
 void Communicator::broadcastFromRankZero(torch::nn::Module& module)
 {
-    if (!distributed()) return;
-    torch::NoGradGuard noGrad; // in-place writes into leaf parameters
     std::vector<torch::Tensor> tensors;
     for (auto& param : module.parameters()) tensors.push_back(param);
     for (auto& buffer : module.buffers()) tensors.push_back(buffer);
-    for (auto& tensor : tensors) {
+    broadcastInPlace(tensors);
+}
+
+void Communicator::broadcastBuffersFromRankZero(torch::nn::Module& module)
+{
+    broadcastInPlace(module.buffers());
+}
+
+void Communicator::broadcastInPlace(const std::vector<torch::Tensor>& tensors)
+{
+    if (!distributed()) return;
+    torch::NoGradGuard noGrad; // in-place writes into leaf parameters
+    for (const auto& tensor : tensors) {
         // Gloo wants dense, default-layout tensors (it rejects others): the trainer broadcasts before
         // it moves convolution weights to channels-last.
         std::vector<torch::Tensor> one{tensor};

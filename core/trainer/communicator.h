@@ -47,9 +47,13 @@ public:
     void allreduceSum(torch::Tensor& tensor);
     // Copies rank 0's parameters and buffers into every rank's module.
     void broadcastFromRankZero(torch::nn::Module& module);
+    // Copies rank 0's buffers only (batch-norm statistics), as DDP's broadcast_buffers before a forward.
+    void broadcastBuffersFromRankZero(torch::nn::Module& module);
     void barrier();
 
 private:
+    void broadcastInPlace(const std::vector<torch::Tensor>& tensors);
+
     int m_rank;
     int m_worldSize;
     bool m_forceGroup;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -142,7 +143,7 @@ std::string trainerUsage()
     return "usage: ringmaster-trainer [--job FILE] [--FLAG VALUE]...\n"
            "One data-parallel rank; reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,\n"
            "MASTER_PORT (or SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS) from the environment.\n"
-           "flags: --model linear|mlp|cnn  --data fashion-mnist|synthetic|DIR  --epochs N  --max-steps N\n"
+           "flags: --model linear|mlp|cnn|FILE.pt (TorchScript)  --data fashion-mnist|synthetic|DIR  --epochs N  --max-steps N\n"
            "       --batch-size N (per rank)  --lr X  --optimizer sgd|adam|adamw  --momentum X\n"
            "       --weight-decay X  --lr-schedule constant|step|cosine  --warmup-steps N  --lr-step-size N\n"
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
@@ -235,9 +236,17 @@ void applyJobFile(const std::string& path, TrainerConfig& config)
     }
 }
 
+bool isBuiltinModel(const std::string& model)
+{
+    return model == "linear" || model == "mlp" || model == "cnn";
+}
+
 void validateConfig(const TrainerConfig& c)
 {
-    requireOneOf("model", c.model, {"linear", "mlp", "cnn"});
+    if (!isBuiltinModel(c.model) && !std::filesystem::is_regular_file(c.model)) {
+        throw UsageError("--model: '" + c.model + "' is neither a built-in model (linear|mlp|cnn) nor an existing "
+                         "TorchScript file (save one in Python with torch.jit.save(torch.jit.script(model), PATH))");
+    }
     requireOneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
     requireOneOf("lr-schedule", c.lrSchedule, {"constant", "step", "cosine"});
     requireOneOf("device", c.device, {"cpu", "cuda"});
@@ -266,7 +275,7 @@ void validateConfig(const TrainerConfig& c)
     if (c.model == "linear" && c.data != "synthetic") {
         throw UsageError("--model linear trains on --data synthetic (it is a 10-input regression), got --data " + c.data);
     }
-    if (c.model != "linear" && c.data == "synthetic") {
+    if (isBuiltinModel(c.model) && c.model != "linear" && c.data == "synthetic") {
         throw UsageError("--data synthetic is for --model linear; use fashion-mnist or an IDX folder for " + c.model);
     }
     if (c.backend == "nccl" && c.device != "cuda") {

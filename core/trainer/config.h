@@ -9,7 +9,7 @@ namespace ringmaster::trainer {
 
 struct TrainerConfig
 {
-    std::string model = "cnn";              // linear | mlp | cnn
+    std::string model = "cnn";              // linear | mlp | cnn | a TorchScript file
     std::string data = "fashion-mnist";     // fashion-mnist | synthetic | a folder of MNIST-format IDX files
     int epochs = 1;
     std::int64_t maxSteps = 0;              // 0: no limit besides epochs
@@ -51,6 +51,9 @@ bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config);
 // Applies the keys of a JSON job file: top-level keys or a "trainer" object, named like the flags
 // with '-' or '_' ("batch_size" or "batch-size"). Unknown keys are an error.
 void applyJobFile(const std::string& path, TrainerConfig& config);
+
+// linear, mlp or cnn; any other --model is a TorchScript file (models/scripted_model.h).
+bool isBuiltinModel(const std::string& model);
 
 // Checks ranges and names; throws UsageError.
 void validateConfig(const TrainerConfig& config);

@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "grad_sync.h"
 #include "lr_schedule.h"
+#include "models/scripted_model.h"
 #include "rank_sink.h"
 #include "reporter.h"
 #include "run_recorder.h"
@@ -32,11 +33,14 @@ constexpr double kStallMarginSec = 30.0; // heartbeats stop this long after the 
 // How long past --rendezvous-timeout a rank waits for a rendezvous that neither completed nor failed.
 constexpr std::chrono::milliseconds kRendezvousGrace{15000};
 
-// FNV-1a over every parameter's bytes: equal digests mean bit-identical replicas.
+// FNV-1a over every parameter's and buffer's bytes: equal digests mean bit-identical replicas. The
+// built-in models have no buffers, so their digests are those of their parameters.
 std::uint64_t parameterDigest(torch::nn::Module& module)
 {
     std::uint64_t hash = 1469598103934665603ull;
-    for (const auto& param : module.parameters()) {
+    auto tensors = module.parameters();
+    for (const auto& buffer : module.buffers()) tensors.push_back(buffer);
+    for (const auto& param : tensors) {
         const auto bytes = param.detach().cpu().contiguous();
         const auto* data = static_cast<const unsigned char*>(bytes.data_ptr());
         for (std::size_t i = 0, n = static_cast<std::size_t>(bytes.nbytes()); i < n; ++i) {
@@ -73,6 +77,7 @@ void validateOnly(const TrainerConfig& config)
     const auto trainSamples =
         config.data == "synthetic" ? config.syntheticSamples : verifyImageClassification(config.data);
     requireBatchFitsShard(config, trainSamples, worldSize);
+    if (!isBuiltinModel(config.model)) loadScriptedModel(config.model, torch::kCPU, Task::Classification);
 }
 
 void setUpLogging(int rank)
@@ -236,7 +241,12 @@ void Trainer::setUp()
     m_schedule = LrSchedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
                             m_config.lrStepSize > 0 ? m_config.lrStepSize : m_stepsPerEpoch, m_config.lrGamma, m_totalSteps};
 
-    m_model = makeModel(m_config.model);
+    if (isBuiltinModel(m_config.model)) {
+        m_model = makeModel(m_config.model);
+    } else {
+        loadScripted();
+    }
+    m_hasBuffers = !m_model->buffers().empty();
     m_model->to(m_device);
     m_optimizer = makeOptimizer(m_config, m_model->parameters());
     if (!m_config.resume.empty()) restoreFromCheckpoint();
@@ -260,8 +270,10 @@ void Trainer::setUp()
                                 kExitFailure);
         m_communicator = std::make_unique<Communicator>(m_env, options);
     }
+    if (m_scripted) requireSameModelOnEveryRank();
     m_communicator->broadcastFromRankZero(*m_model);
-    m_channelsLast = !m_device.is_cuda();
+    // A user's model may view() its input, which a channels-last tensor refuses: default layout for it.
+    m_channelsLast = !m_device.is_cuda() && !m_scripted;
     if (m_channelsLast) preferChannelsLast(*m_model);
     m_gradients = std::make_unique<GradientSynchronizer>(
         m_model->parameters(), m_model->named_parameters().keys(), *m_communicator,
@@ -296,11 +308,43 @@ void Trainer::setUp()
     }
 }
 
+void Trainer::loadScripted()
+{
+    const bool classes = m_data.train.targets.is_floating_point() == false;
+    m_scripted = loadScriptedModel(m_config.model, m_device, classes ? Task::Classification : Task::Regression);
+    m_model = m_scripted;
+    const auto rows = std::min(m_config.batchSize, m_data.train.size());
+    const auto indices = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(m_device));
+    const auto classCount = classes ? m_data.train.targets.max().item<std::int64_t>() + 1 : 0;
+    checkModelOutput(*m_model, m_config.model, m_data.train.inputs.index_select(0, indices),
+                     m_data.train.targets.index_select(0, indices), classCount);
+}
+
+void Trainer::requireSameModelOnEveryRank()
+{
+    const auto mine = modelSignature(*m_model);
+    const bool differs = m_communicator->shareString("model-signature", mine) != mine;
+    auto mismatches = torch::tensor({differs ? 1.0f : 0.0f}, torch::TensorOptions().device(m_device));
+    m_communicator->allreduceSum(mismatches);
+    if (mismatches.cpu().item<float>() > 0.0f) {
+        throw UsageError("--model " + m_config.model + ": the ranks loaded different models (parameter names or shapes " +
+                         (differs ? "on this rank differ from rank 0's" : "on another rank differ from rank 0's") +
+                         "); give every rank the same TorchScript file");
+    }
+}
+
+void Trainer::syncBuffers()
+{
+    if (m_hasBuffers) m_communicator->broadcastBuffersFromRankZero(*m_model);
+}
+
 void Trainer::restoreFromCheckpoint()
 {
     m_resumePath = resolveCheckpoint(m_config.resume);
     const auto header = readCheckpointHeader(m_resumePath);
-    if (header.model != m_config.model) {
+    // A TorchScript model may be given by another path on resume: the checkpoint's names and shapes must match.
+    const bool bothFiles = !isBuiltinModel(header.model) && !isBuiltinModel(m_config.model);
+    if (header.model != m_config.model && !bothFiles) {
         throw UsageError("--resume " + m_resumePath + ": checkpoint holds model '" + header.model + "' but --model is '" +
                          m_config.model + "' (resume with --model " + header.model + ")");
     }
@@ -384,6 +428,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 
     compat::zeroGrad(*m_optimizer);
     m_gradients->prepare();
+    syncBuffers();
     const auto loss = lossOf(m_model->forward(inputs), targets, false);
     // The loss and the stop request travel in one small all-reduce, launched before backward so it
     // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
@@ -430,6 +475,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 void Trainer::evaluate(std::int64_t epoch)
 {
     setPhase(Phase::Eval);
+    syncBuffers(); // every rank evaluates, and rank 0 saves, rank 0's batch-norm statistics
     torch::NoGradGuard noGrad;
     m_model->eval();
     const auto shard = evaluationShard(m_data.test.size(), m_env.worldSize, m_env.rank).to(m_device);
@@ -494,9 +540,11 @@ void Trainer::finish(Outcome outcome)
         saveCheckpoint(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
     }
     setPhase(Phase::Done);
+    syncBuffers();
     spdlog::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
     if (!isLeader()) return;
     writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
+    if (m_scripted) m_scripted->saveTorchScript((fs::path(m_config.out) / "model.torchscript.pt").string());
     const std::string status = outcome == Outcome::Completed ? wire::kStatusCompleted : wire::kStatusStopped;
     writeSummary(status, "");
     spdlog::info("done status={} steps={} loss={:.6f} val_loss={:.6f} val_accuracy={:.4f} samples_per_sec={:.1f} seconds={:.2f}",

@@ -22,6 +22,7 @@ class Communicator;
 class GradientSynchronizer;
 class Reporter;
 class RunRecorder;
+class ScriptedModel;
 enum class Phase;
 
 // The whole program: parses argv, runs, returns the exit code (core/protocol/exit_codes.h: 0 ok or
@@ -49,6 +50,11 @@ private:
     enum class Outcome { Completed, Stopped };
 
     void setUp();
+    // --model FILE: loads it, checks its output on the first batch; later, the same model on every rank.
+    void loadScripted();
+    void requireSameModelOnEveryRank();
+    // DDP's broadcast_buffers: rank 0's batch-norm statistics on every rank (no-op without buffers).
+    void syncBuffers();
     void restoreFromCheckpoint();
     Outcome trainLoop();
     // Returns true when all ranks agreed to stop after this step.
@@ -71,6 +77,8 @@ private:
     bool m_channelsLast = false;
     DataSplits m_data;
     std::shared_ptr<Model> m_model;
+    std::shared_ptr<ScriptedModel> m_scripted; // the same model when --model is a TorchScript file
+    bool m_hasBuffers = false;
     std::unique_ptr<torch::optim::Optimizer> m_optimizer;
     std::unique_ptr<Communicator> m_communicator;
     std::unique_ptr<GradientSynchronizer> m_gradients;

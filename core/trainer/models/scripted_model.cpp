@@ -1,0 +1,119 @@
+#include "scripted_model.h"
+
+#include <sstream>
+
+#include "../atomic_file.h"
+#include "../errors.h"
+
+namespace ringmaster::trainer {
+namespace {
+
+// Registers `source`'s own parameters and buffers (the same tensors, not copies) in `target`, and a
+// child node per TorchScript submodule, so named_parameters() gives "fc1.weight" as Python does.
+void mirrorInto(torch::nn::Module& target, const torch::jit::Module& source)
+{
+    for (const auto& param : source.named_parameters(/*recurse=*/false)) {
+        target.register_parameter(param.name, param.value, /*requires_grad=*/true);
+    }
+    for (const auto& buffer : source.named_buffers(/*recurse=*/false)) {
+        target.register_buffer(buffer.name, buffer.value);
+    }
+    for (const auto& child : source.named_children()) {
+        auto node = std::make_shared<torch::nn::Module>();
+        mirrorInto(*node, child.value);
+        target.register_module(child.name, node);
+    }
+}
+
+std::string shapeText(const torch::IntArrayRef& sizes)
+{
+    std::string text = "[";
+    for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+    return text + "]";
+}
+
+} // namespace
+
+ScriptedModel::ScriptedModel(torch::jit::Module module, Task task)
+    : m_module(std::move(module))
+    , m_task(task)
+{
+    mirrorInto(*this, m_module);
+}
+
+torch::Tensor ScriptedModel::forward(torch::Tensor input)
+{
+    return m_module.forward({std::move(input)}).toTensor();
+}
+
+void ScriptedModel::train(bool on)
+{
+    torch::nn::Module::train(on);
+    m_module.train(on);
+}
+
+void ScriptedModel::saveTorchScript(const std::string& path)
+{
+    std::ostringstream bytes;
+    m_module.save(bytes);
+    writeFileAtomically(path, bytes.str());
+}
+
+std::shared_ptr<ScriptedModel> loadScriptedModel(const std::string& path, const torch::Device& device, Task task)
+{
+    torch::jit::Module module;
+    try {
+        module = torch::jit::load(path, device);
+    } catch (const std::exception& e) {
+        throw UsageError("--model " + path + ": not a TorchScript file (" + oneLineMessage(e) +
+                         "); save one in Python with torch.jit.save(torch.jit.script(model), PATH)");
+    }
+    if (module.parameters().size() == 0) {
+        throw UsageError("--model " + path + ": the module has no parameters to train (torch.jit.freeze turns them into "
+                         "constants); save the module before freezing it");
+    }
+    return std::make_shared<ScriptedModel>(std::move(module), task);
+}
+
+void checkModelOutput(Model& model, const std::string& path, const torch::Tensor& inputs, const torch::Tensor& targets,
+                      std::int64_t classes)
+{
+    torch::Tensor output;
+    {
+        torch::NoGradGuard noGrad;
+        model.eval();
+        try {
+            output = model.forward(inputs);
+        } catch (const std::exception& e) {
+            model.train();
+            throw UsageError("--model " + path + ": forward on a batch of " + shapeText(inputs.sizes()) +
+                             " failed: " + oneLineMessage(e));
+        }
+        model.train();
+    }
+    const auto rows = inputs.size(0);
+    if (model.task() == Task::Classification) {
+        if (output.dim() != 2 || output.size(0) != rows || output.size(1) != classes) {
+            throw UsageError("--model " + path + ": model outputs " + shapeText(output.sizes()) + " but the labels have " +
+                             std::to_string(classes) + " classes (expected [" + std::to_string(rows) + ", " +
+                             std::to_string(classes) + "])");
+        }
+    } else if (output.sizes() != targets.sizes()) {
+        throw UsageError("--model " + path + ": model outputs " + shapeText(output.sizes()) + " but the targets are " +
+                         shapeText(targets.sizes()));
+    }
+}
+
+std::string modelSignature(torch::nn::Module& model)
+{
+    std::string text;
+    for (const auto& item : model.named_parameters()) text += "p:" + item.key() + shapeText(item.value().sizes()) + ";";
+    for (const auto& item : model.named_buffers()) text += "b:" + item.key() + shapeText(item.value().sizes()) + ";";
+    std::uint64_t hash = 1469598103934665603ull; // FNV-1a
+    for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    return hex;
+}
+
+} // namespace ringmaster::trainer
