@@ -19,6 +19,8 @@ packages=(
   # count governs it) makes the cnn's linear layers ~4x faster.
   libopenblas0-openmp
   libspdlog-dev nlohmann-json3-dev
+  # Checkpoint CRC checks (and run bundles): libarchive reads and writes zip and tar.
+  libarchive-dev
   dataset-fashion-mnist
   xvfb xauth
   # Tests: the desktop entry is checked with desktop-file-validate.

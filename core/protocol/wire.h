@@ -17,6 +17,7 @@
 //   {"type":"checkpoint","step":S,"path":"..."}
 //   {"type":"status","status":"running|stopping|completed|stopped|failed","message":"...","total_steps":N,
 //    "steps_per_epoch":N,"resumed_from_step":S}
+//   ("running" may carry a "message" worth showing the user, e.g. that a damaged checkpoint was skipped)
 // and from every rank, every kHeartbeatIntervalMs from a timer while the process is alive and making
 // progress (also during a long step, a checkpoint or evaluation):
 //   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done"}

@@ -56,6 +56,8 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job, const st
         arguments << QStringLiteral("--") + QString(it.key()).replace(QLatin1Char('_'), QLatin1Char('-')) << flagValueText(it.value());
     }
     arguments << QStringLiteral("--device") << job.device << QStringLiteral("--validate-only");
+    // The checkpoint the ranks would resume from is read now: a damaged or mismatched one is bad input.
+    if (!job.resume.isEmpty()) arguments << QStringLiteral("--resume") << job.resume;
     QProcess process;
     process.setProgram(trainer);
     process.setArguments(arguments);

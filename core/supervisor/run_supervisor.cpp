@@ -1,5 +1,6 @@
 #include "run_supervisor.h"
 
+#include <QFileInfo>
 #include <QJsonObject>
 #include <QThread>
 
@@ -217,9 +218,12 @@ void RunSupervisor::launchGroup()
 
     QStringList arguments{QStringLiteral("--job"), m_dir.jobFile(), QStringLiteral("--out"), runDir(),
                           QStringLiteral("--device"), m_job.device};
-    const QString checkpoint = m_dir.latestCheckpoint();
-    if ((m_restarts > 0 || !m_job.resume.isEmpty()) && !checkpoint.isEmpty()) {
-        arguments << QStringLiteral("--resume") << (m_job.resume.isEmpty() || m_restarts > 0 ? checkpoint : m_job.resume);
+    // A restart (or a resume of a whole run directory) names the run directory, not its newest file: the
+    // trainer then takes the newest intact checkpoint, skipping one that a crash left damaged.
+    const bool hasCheckpoint = !m_dir.latestCheckpoint().isEmpty();
+    if ((m_restarts > 0 || !m_job.resume.isEmpty()) && hasCheckpoint) {
+        const bool ownTimeline = m_job.resume.isEmpty() || m_restarts > 0 || QFileInfo(m_job.resume).isDir();
+        arguments << QStringLiteral("--resume") << (ownTimeline ? runDir() : m_job.resume);
         log(QStringLiteral("resuming from %1").arg(arguments.last()));
     }
     const QProcessEnvironment base = rankEnvironment();
@@ -283,6 +287,8 @@ void RunSupervisor::onStatus(const QString& status, const QJsonObject& frame)
     if (status == QLatin1String(protocol::kStatusRunning)) {
         m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
         m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
+        const QString message = frame.value(key(protocol::kKeyMessage)).toString();
+        if (!message.isEmpty()) log(QStringLiteral("rank 0: %1").arg(message));
         Q_EMIT trainingStarted(static_cast<qint64>(frame.value(key(protocol::kKeyResumedFromStep)).toDouble(0)));
         if (m_state == RunState::Starting) setState(RunState::Running);
     } else {

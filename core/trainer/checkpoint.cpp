@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <memory>
+
+#include <archive.h>
+#include <archive_entry.h>
 
 #include "atomic_file.h"
 #include "errors.h"
@@ -15,6 +19,7 @@ namespace {
 
 constexpr std::int64_t kCheckpointFormat = 1;
 constexpr const char* kCheckpointPrefix = "step-";
+constexpr std::size_t kCheckpointReadBlock = 1 << 20;
 
 void createFolders(const fs::path& dir)
 {
@@ -218,17 +223,69 @@ void loadCheckpointState(const std::string& path, torch::nn::Module& model, torc
     }
 }
 
-std::string resolveCheckpoint(const std::string& fileOrRunDir)
+void verifyCheckpoint(const std::string& path)
 {
-    if (fs::is_regular_file(fileOrRunDir)) return fileOrRunDir;
-    if (fs::is_directory(fileOrRunDir)) {
-        const auto files = listCheckpoints(fileOrRunDir);
-        if (files.empty()) {
-            throw UsageError("--resume " + fileOrRunDir + ": no checkpoints/step-*.pt in this run directory");
-        }
-        return files.back();
+    // libarchive checks each zip entry's CRC-32 as its data is read and reports a mismatch as an error.
+    std::unique_ptr<archive, decltype(&archive_read_free)> reader(archive_read_new(), &archive_read_free);
+    if (!reader) throw std::bad_alloc();
+    archive_read_support_format_zip(reader.get());
+    auto damaged = [&](const std::string& what) {
+        return UsageError("--resume " + path + ": damaged checkpoint (" + what + ")");
+    };
+    auto libraryError = [&]() {
+        const char* text = archive_error_string(reader.get());
+        return std::string(text ? text : "unreadable");
+    };
+    if (archive_read_open_filename(reader.get(), path.c_str(), kCheckpointReadBlock) != ARCHIVE_OK) {
+        throw damaged(libraryError());
     }
-    throw UsageError("--resume " + fileOrRunDir + ": no such checkpoint file or run directory");
+    archive_entry* entry = nullptr;
+    std::vector<char> buffer(kCheckpointReadBlock);
+    int entries = 0;
+    for (;;) {
+        const int status = archive_read_next_header(reader.get(), &entry);
+        if (status == ARCHIVE_EOF) break;
+        if (status != ARCHIVE_OK) throw damaged(libraryError());
+        ++entries;
+        const std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "?";
+        for (;;) {
+            const auto got = archive_read_data(reader.get(), buffer.data(), buffer.size());
+            if (got == 0) break;
+            if (got < 0) throw damaged(name + ": " + libraryError());
+        }
+    }
+    if (entries == 0) throw damaged("no records");
+    readCheckpointHeader(path);
+}
+
+std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::string>* skipped)
+{
+    if (fs::is_regular_file(fileOrRunDir)) {
+        try {
+            verifyCheckpoint(fileOrRunDir);
+        } catch (const UsageError& e) {
+            throw UsageError(std::string(e.what()) + "; resume from an earlier checkpoint, or from the run directory "
+                             "to use its newest intact one");
+        }
+        return fileOrRunDir;
+    }
+    if (!fs::is_directory(fileOrRunDir)) {
+        throw UsageError("--resume " + fileOrRunDir + ": no such checkpoint file or run directory");
+    }
+    const auto files = listCheckpoints(fileOrRunDir);
+    if (files.empty()) {
+        throw UsageError("--resume " + fileOrRunDir + ": no checkpoints/step-*.pt in this run directory");
+    }
+    for (auto it = files.rbegin(); it != files.rend(); ++it) {
+        try {
+            verifyCheckpoint(*it);
+            return *it;
+        } catch (const UsageError& e) {
+            if (skipped) skipped->push_back(e.what());
+        }
+    }
+    throw UsageError("--resume " + fileOrRunDir + ": every checkpoint in this run directory is damaged (newest: " +
+                     files.back() + "); start a new run");
 }
 
 void writeModelWeights(const std::string& path, torch::nn::Module& model)

@@ -45,9 +45,16 @@ CheckpointHeader readCheckpointHeader(const std::string& path);
 void loadCheckpointState(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                          const torch::Device& device);
 
-// A checkpoint file as given, or the newest one in RUN_DIR/checkpoints when given a run directory.
-// Throws UsageError when there is none.
-std::string resolveCheckpoint(const std::string& fileOrRunDir);
+// Checks a checkpoint's bytes before anything trusts them: every record of the zip archive is read and
+// its CRC-32 compared (LibTorch's reader does not check them, so a flipped byte would load silently),
+// then the header is read. Throws UsageError naming the file and the damage.
+void verifyCheckpoint(const std::string& path);
+
+// A checkpoint file as given, or the newest intact one in RUN_DIR/checkpoints when given a run
+// directory: a damaged newer one is skipped and described in `skipped` ("PATH: reason"), so a crash
+// that corrupted the last checkpoint costs one checkpoint interval, not the run. Throws UsageError
+// when the given file is damaged or the run directory holds no intact checkpoint.
+std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::string>* skipped = nullptr);
 std::vector<std::string> listCheckpoints(const std::string& runDir);
 
 // Resuming from `step` when RUN_DIR has later checkpoints starts a new timeline: the later ones move to

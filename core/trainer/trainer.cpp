@@ -69,6 +69,21 @@ std::int64_t requireBatchFitsShard(const TrainerConfig& config, std::int64_t tra
     return probe.numSamples();
 }
 
+// The checkpoint was written by the same kind of model and optimizer as this run asks for. A TorchScript
+// model may be given by another path on resume: its names and shapes are checked when the state loads.
+void requireCheckpointFits(const CheckpointHeader& header, const TrainerConfig& config, const std::string& path)
+{
+    const bool bothFiles = !isBuiltinModel(header.model) && !isBuiltinModel(config.model);
+    if (header.model != config.model && !bothFiles) {
+        throw UsageError("--resume " + path + ": checkpoint holds model '" + header.model + "' but --model is '" +
+                         config.model + "' (resume with --model " + header.model + ")");
+    }
+    if (header.optimizer != config.optimizer) {
+        throw UsageError("--resume " + path + ": checkpoint was trained with --optimizer " + header.optimizer +
+                         ", not " + config.optimizer);
+    }
+}
+
 // --validate-only: flags, job file, dataset headers and the batch against the shard of the world size
 // in WORLD_SIZE (the only launcher variable a pre-flight gets), without loading data or training.
 void validateOnly(const TrainerConfig& config)
@@ -78,6 +93,12 @@ void validateOnly(const TrainerConfig& config)
         config.data == "synthetic" ? config.syntheticSamples : verifyImageClassification(config.data);
     requireBatchFitsShard(config, trainSamples, worldSize);
     if (!isBuiltinModel(config.model)) loadScriptedModel(config.model, torch::kCPU, Task::Classification);
+    if (!config.resume.empty()) {
+        // The checkpoint the ranks would load (the newest intact one of a run directory), checked now:
+        // a damaged or mismatched one is bad input before launch, not a failure after it.
+        const auto path = resolveCheckpoint(config.resume);
+        requireCheckpointFits(readCheckpointHeader(path), config, path);
+    }
 }
 
 void setUpLogging(int rank)
@@ -303,7 +324,7 @@ void Trainer::setUp()
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeStatus}, {wire::kKeyStatus, wire::kStatusRunning},
                               {wire::kKeyTotalSteps, m_totalSteps}, {wire::kKeyStepsPerEpoch, m_stepsPerEpoch},
-                              {wire::kKeyResumedFromStep, m_step}});
+                              {wire::kKeyResumedFromStep, m_step}, {wire::kKeyMessage, m_startNotes}});
         }
     }
 }
@@ -340,18 +361,14 @@ void Trainer::syncBuffers()
 
 void Trainer::restoreFromCheckpoint()
 {
-    m_resumePath = resolveCheckpoint(m_config.resume);
+    std::vector<std::string> skipped;
+    m_resumePath = resolveCheckpoint(m_config.resume, &skipped);
+    for (const auto& damage : skipped) {
+        spdlog::warn("{}: skipped; resuming from {}", damage, m_resumePath);
+        m_startNotes += (m_startNotes.empty() ? "" : "; ") + damage + ": skipped; resuming from " + m_resumePath;
+    }
     const auto header = readCheckpointHeader(m_resumePath);
-    // A TorchScript model may be given by another path on resume: the checkpoint's names and shapes must match.
-    const bool bothFiles = !isBuiltinModel(header.model) && !isBuiltinModel(m_config.model);
-    if (header.model != m_config.model && !bothFiles) {
-        throw UsageError("--resume " + m_resumePath + ": checkpoint holds model '" + header.model + "' but --model is '" +
-                         m_config.model + "' (resume with --model " + header.model + ")");
-    }
-    if (header.optimizer != m_config.optimizer) {
-        throw UsageError("--resume " + m_resumePath + ": checkpoint was trained with --optimizer " + header.optimizer +
-                         ", not " + m_config.optimizer);
-    }
+    requireCheckpointFits(header, m_config, m_resumePath);
     loadCheckpointState(m_resumePath, *m_model, *m_optimizer, m_device);
     const auto& p = header.position;
     m_step = p.step;

@@ -86,6 +86,7 @@ private:
     std::unique_ptr<RunRecorder> m_recorder;
 
     std::string m_resumePath;
+    std::string m_startNotes; // warnings for the user, sent with the "running" status (a skipped checkpoint)
     std::int64_t m_step = 0;
     std::int64_t m_startEpoch = 0;
     std::int64_t m_startBatch = 0;

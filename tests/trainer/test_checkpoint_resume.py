@@ -1,7 +1,7 @@
 """Checkpoints: atomic, last K kept, and 10 steps + resume 10 steps == 20 steps straight."""
 import torch
 
-from conftest import read_csv, read_json, run_ranks
+from conftest import read_csv, read_json, run_ranks, run_single
 
 COMMON = ["--model", "cnn", "--batch-size", "32", "--threads", "1", "--seed", "3", "--lr", "0.05",
           "--eval-batch-size", "5000"]
@@ -50,3 +50,45 @@ def test_checkpoint_holds_model_optimizer_and_position(tmp_path):
     codes, out = run_ranks(1, ["--model", "mlp", "--optimizer", "sgd", "--resume", str(run)], tmp_path / "other")
     assert codes == [2]
     assert "trained with --optimizer adam" in out[0]
+
+
+def flip_middle(path, count=64):
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + count):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_damaged_newest_checkpoint_is_skipped(tmp_path):
+    """LibTorch's zip reader does not check CRCs: flipped bytes would load as silently wrong weights."""
+    straight = tmp_path / "straight"
+    codes, out = run_ranks(2, COMMON + ["--max-steps", "15"], straight)
+    assert codes == [0, 0], out
+
+    run = tmp_path / "run"
+    codes, out = run_ranks(2, COMMON + ["--max-steps", "10", "--checkpoint-every", "5"], run)
+    assert codes == [0, 0], out
+    newest = run / "checkpoints" / "step-00000010.pt"
+    flip_middle(newest)
+
+    # Named explicitly: bad input, at --validate-only as well as at start.
+    code, text = run_single(COMMON + ["--validate-only", "--resume", str(newest)])
+    assert code == 2 and "damaged checkpoint" in text and "bad CRC" in text, text
+    codes, out = run_ranks(1, COMMON + ["--max-steps", "15", "--resume", str(newest)], tmp_path / "other")
+    assert codes == [2], out
+    assert "damaged checkpoint" in out[0]
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])
+    code, text = run_single(COMMON + ["--validate-only", "--resume", str(truncated)])
+    assert code == 2 and "damaged checkpoint" in text, text
+
+    # The run directory: the newest intact checkpoint (step 5), said so, and the result is exact.
+    code, text = run_single(COMMON + ["--validate-only", "--resume", str(run)])
+    assert code == 0, text
+    codes, out = run_ranks(2, COMMON + ["--max-steps", "15", "--resume", str(run)], run)
+    assert codes == [0, 0], out
+    assert "damaged checkpoint" in out[0] and "skipped; resuming from" in out[0], out[0]
+    assert "step-00000005.pt at step 5" in out[0]
+    a = torch.load(straight / "model.pt")
+    b = torch.load(run / "model.pt")
+    assert all(torch.equal(a[k], b[k]) for k in a), "resumed weights differ from the straight run"
