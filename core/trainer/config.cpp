@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/training_data.h"
 #include "errors.h"
 
 namespace ringmaster::trainer {
@@ -68,6 +69,12 @@ const std::map<std::string, Setter>& setters()
     static const std::map<std::string, Setter> table = {
         {"model", stringField(&TrainerConfig::model)},
         {"data", stringField(&TrainerConfig::data)},
+        {"val-data", stringField(&TrainerConfig::valData)},
+        {"val-split", doubleField(&TrainerConfig::valSplit)},
+        {"label-column", stringField(&TrainerConfig::labelColumn)},
+        {"image-size", stringField(&TrainerConfig::imageSize)},
+        {"loss", stringField(&TrainerConfig::loss)},
+        {"normalize", stringField(&TrainerConfig::normalize)},
         {"epochs", intField(&TrainerConfig::epochs)},
         {"max-steps", intField(&TrainerConfig::maxSteps)},
         {"batch-size", intField(&TrainerConfig::batchSize)},
@@ -143,7 +150,12 @@ std::string trainerUsage()
     return "usage: ringmaster-trainer [--job FILE] [--FLAG VALUE]...\n"
            "One data-parallel rank; reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,\n"
            "MASTER_PORT (or SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS) from the environment.\n"
-           "flags: --model linear|mlp|cnn|FILE.pt (TorchScript)  --data fashion-mnist|synthetic|DIR  --epochs N  --max-steps N\n"
+           "flags: --model linear|mlp|cnn|FILE.pt (TorchScript)  --epochs N  --max-steps N\n"
+           "       --data fashion-mnist|synthetic|IDX_DIR|IMAGE_DIR|FILE.csv|FILE.pt   training data (format detected)\n"
+           "       --val-data PATH   validation data   --val-split F   hold out a seeded fraction of --data instead\n"
+           "       --label-column NAME (CSV; default the last)  --image-size H,W (resize images)\n"
+           "       --loss auto|cross_entropy|mse|bce (auto: class labels -> cross_entropy, float targets -> mse)\n"
+           "       --normalize auto|none|MEAN,STD|M1,..,MC,S1,..,SC (auto: images standardised per channel)\n"
            "       --batch-size N (per rank)  --lr X  --optimizer sgd|adam|adamw  --momentum X\n"
            "       --weight-decay X  --lr-schedule constant|step|cosine  --warmup-steps N  --lr-step-size N\n"
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
@@ -156,7 +168,9 @@ std::string trainerUsage()
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
            "       --validate-only   check the flags, job file, dataset headers and that --batch-size fits a\n"
-           "                         rank's shard (world size from WORLD_SIZE, else SLURM_NTASKS, else 1); print 'ok', exit 0 (or 2)\n";
+           "                         rank's shard (world size from WORLD_SIZE, else SLURM_NTASKS, else 1); print 'ok', exit 0 (or 2)\n"
+           "       --probe           as --validate-only, but read the data, run the model on one batch and print one\n"
+           "                         JSON line: format, samples, classes, input shape, parameters, output shape, loss\n";
 }
 
 bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
@@ -182,6 +196,10 @@ bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
         std::string value;
         if (arg == "validate-only") {
             config.validateOnly = true;
+            continue;
+        }
+        if (arg == "probe") {
+            config.validateOnly = config.probe = true;
             continue;
         }
         if (const auto eq = arg.find('='); eq != std::string::npos) {
@@ -272,12 +290,14 @@ void validateConfig(const TrainerConfig& c)
     if (!(c.collectiveTimeoutSec > 0.0)) throw UsageError("--collective-timeout: must be > 0 seconds");
     if (c.syntheticSamples < 1) throw UsageError("--synthetic-samples: must be >= 1");
     if (c.out.empty()) throw UsageError("--out: needs a run directory");
-    if (c.model == "linear" && c.data != "synthetic") {
-        throw UsageError("--model linear trains on --data synthetic (it is a 10-input regression), got --data " + c.data);
+    if (!(c.valSplit >= 0.0 && c.valSplit < 1.0)) {
+        throw UsageError("--val-split: must be in [0, 1) (a fraction of --data), got " + std::to_string(c.valSplit));
     }
-    if (isBuiltinModel(c.model) && c.model != "linear" && c.data == "synthetic") {
-        throw UsageError("--data synthetic is for --model linear; use fashion-mnist or an IDX folder for " + c.model);
+    if (c.valSplit > 0.0 && !c.valData.empty()) {
+        throw UsageError("--val-split and --val-data both give a validation set: use one of them");
     }
+    requireOneOf("loss", c.loss, {"auto", "cross_entropy", "mse", "bce"});
+    parseImageSize(c.imageSize);
     if (c.backend == "nccl" && c.device != "cuda") {
         throw UsageError("--backend nccl needs --device cuda (NCCL only runs on GPUs); use --backend gloo on cpu");
     }

@@ -10,7 +10,13 @@ namespace ringmaster::trainer {
 struct TrainerConfig
 {
     std::string model = "cnn";              // linear | mlp | cnn | a TorchScript file
-    std::string data = "fashion-mnist";     // fashion-mnist | synthetic | a folder of MNIST-format IDX files
+    std::string data = "fashion-mnist";     // fashion-mnist | synthetic | IDX or image folder | .csv | tensor file
+    std::string valData;                    // validation data (same kinds); "" none
+    double valSplit = 0.0;                  // fraction of --data held out for validation (seeded)
+    std::string labelColumn;                // CSV label column; "" the last
+    std::string imageSize;                  // H,W: resize images; "" keep
+    std::string loss = "auto";              // auto | cross_entropy | mse | bce
+    std::string normalize = "auto";         // auto | none | MEAN,STD | M1..MC,S1..SC
     int epochs = 1;
     std::int64_t maxSteps = 0;              // 0: no limit besides epochs
     std::int64_t batchSize = 64;            // per rank
@@ -40,7 +46,8 @@ struct TrainerConfig
     double rendezvousTimeoutSec = 300.0;
     double collectiveTimeoutSec = 300.0;
     std::int64_t syntheticSamples = 4096;   // size of the synthetic regression set
-    bool validateOnly = false;              // check flags, job file and dataset headers, then exit
+    bool validateOnly = false;              // check flags, job file, data, model and checkpoint, then exit
+    bool probe = false;                     // --validate-only that prints one JSON line describing data and model
     bool forceCollectives = false;          // process group and all-reduces even with one rank (backend checks)
 };
 

@@ -1,56 +1,63 @@
 #pragma once
-// The built-in models. Parameter names match PyTorch's state_dict keys for the same definitions,
-// so model.pt loads into the Python classes documented in the README.
+// The built-in models, shaped by the data: input channels, image size or feature count, and the output
+// width (classes, or target columns). Parameter names match PyTorch's state_dict keys for the same
+// definitions, so model.pt loads into the Python classes documented in the README.
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 namespace ringmaster::trainer {
 
-enum class Task { Classification, Regression };
-
 class Model : public torch::nn::Module
 {
 public:
     virtual torch::Tensor forward(torch::Tensor input) = 0;
-    virtual Task task() const = 0;
 };
 
-// nn.Linear(10, 1) on the synthetic regression.
+// What the data asks of a model: one sample's shape ({C, H, W} for images, {F} for features) and the
+// output width (classes for cross-entropy, target columns for MSE/BCE).
+struct ModelShape
+{
+    std::vector<std::int64_t> sample;
+    std::int64_t outputs = 1;
+    std::int64_t features() const; // product of `sample`
+};
+
+// fc = Linear(features, outputs) on flattened inputs (Linear(10, 1) on the synthetic regression).
 class LinearModel final : public Model
 {
 public:
-    LinearModel();
+    explicit LinearModel(const ModelShape& shape);
     torch::Tensor forward(torch::Tensor input) override;
-    Task task() const override { return Task::Regression; }
 
 private:
     torch::nn::Linear m_fc{nullptr};
 };
 
-// flatten, fc1 = Linear(784, 256), ReLU, fc2 = Linear(256, 10).
+// flatten, fc1 = Linear(features, 256), ReLU, fc2 = Linear(256, outputs) (784-256-10 on Fashion-MNIST).
 class MlpModel final : public Model
 {
 public:
-    MlpModel();
+    explicit MlpModel(const ModelShape& shape);
     torch::Tensor forward(torch::Tensor input) override;
-    Task task() const override { return Task::Classification; }
 
 private:
     torch::nn::Linear m_fc1{nullptr};
     torch::nn::Linear m_fc2{nullptr};
 };
 
-// conv1 = Conv2d(1,16,3,padding=1), ReLU, MaxPool2d(2), conv2 = Conv2d(16,32,3,padding=1), ReLU,
-// MaxPool2d(2), flatten, fc1 = Linear(32*7*7,128), ReLU, fc2 = Linear(128,10).
+// conv1 = Conv2d(C,16,3,padding=1), ReLU, MaxPool2d(2), conv2 = Conv2d(16,32,3,padding=1), ReLU,
+// MaxPool2d(2), flatten, fc1 = Linear(32*(H/4)*(W/4),128), ReLU, fc2 = Linear(128,outputs)
+// (fc1 = Linear(32*7*7, 128) on 28x28 images).
 class CnnModel final : public Model
 {
 public:
-    CnnModel();
+    explicit CnnModel(const ModelShape& shape);
     torch::Tensor forward(torch::Tensor input) override;
-    Task task() const override { return Task::Classification; }
 
 private:
     torch::nn::Conv2d m_conv1{nullptr};
@@ -59,7 +66,8 @@ private:
     torch::nn::Linear m_fc2{nullptr};
 };
 
-// Throws UsageError for an unknown name.
-std::shared_ptr<Model> makeModel(const std::string& name);
+// Throws UsageError for an unknown name or data the model cannot take (cnn needs [C, H, W] images of
+// at least 4x4).
+std::shared_ptr<Model> makeModel(const std::string& name, const ModelShape& shape);
 
 } // namespace ringmaster::trainer

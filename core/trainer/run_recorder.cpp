@@ -138,7 +138,7 @@ void RunRecorder::appendEval(std::int64_t epoch, std::int64_t step, double valLo
 
 void RunRecorder::writeSummary(const nlohmann::json& summary)
 {
-    writeFileAtomically((fs::path(m_runDir) / "summary.json").string(), summary.dump(2) + "\n");
+    writeFileAtomically((fs::path(m_runDir) / "summary.json").string(), summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 } // namespace ringmaster::trainer

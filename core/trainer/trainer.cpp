@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include "../protocol/wire.h"
+#include "atomic_file.h"
 #include "checkpoint.h"
 #include "communicator.h"
 #include "compat.h"
 #include "errors.h"
 #include "grad_sync.h"
 #include "lr_schedule.h"
+#include "job_setup.h"
 #include "models/scripted_model.h"
+#include "preflight_checks.h"
 #include "rank_sink.h"
 #include "reporter.h"
 #include "run_recorder.h"
@@ -51,55 +54,6 @@ std::uint64_t parameterDigest(torch::nn::Module& module)
 }
 
 namespace wire = ringmaster::protocol;
-
-// Training keeps the last, partial batch of an epoch (steps per epoch = ceil(shard / batch)); the
-// sampler's --drop-last only trims the dataset so every rank's shard is equal. A batch larger than a
-// shard would therefore make each epoch one partial batch of the whole shard: refused as bad input.
-// The same rule for training and for --validate-only. Returns the shard size.
-std::int64_t requireBatchFitsShard(const TrainerConfig& config, std::int64_t trainSamples, int worldSize)
-{
-    const DistributedSampler probe(trainSamples, worldSize, 0, true, config.seed, config.dropLast);
-    if (config.batchSize > probe.numSamples()) {
-        throw UsageError("--batch-size " + std::to_string(config.batchSize) + " is larger than each rank's shard of " +
-                         std::to_string(probe.numSamples()) + " samples (" + std::to_string(trainSamples) +
-                         " split over a world size of " + std::to_string(worldSize) +
-                         "), so every epoch would be one partial batch: use at most " +
-                         std::to_string(probe.numSamples()));
-    }
-    return probe.numSamples();
-}
-
-// The checkpoint was written by the same kind of model and optimizer as this run asks for. A TorchScript
-// model may be given by another path on resume: its names and shapes are checked when the state loads.
-void requireCheckpointFits(const CheckpointHeader& header, const TrainerConfig& config, const std::string& path)
-{
-    const bool bothFiles = !isBuiltinModel(header.model) && !isBuiltinModel(config.model);
-    if (header.model != config.model && !bothFiles) {
-        throw UsageError("--resume " + path + ": checkpoint holds model '" + header.model + "' but --model is '" +
-                         config.model + "' (resume with --model " + header.model + ")");
-    }
-    if (header.optimizer != config.optimizer) {
-        throw UsageError("--resume " + path + ": checkpoint was trained with --optimizer " + header.optimizer +
-                         ", not " + config.optimizer);
-    }
-}
-
-// --validate-only: flags, job file, dataset headers and the batch against the shard of the world size
-// in WORLD_SIZE (the only launcher variable a pre-flight gets), without loading data or training.
-void validateOnly(const TrainerConfig& config)
-{
-    const int worldSize = readWorldSize();
-    const auto trainSamples =
-        config.data == "synthetic" ? config.syntheticSamples : verifyImageClassification(config.data);
-    requireBatchFitsShard(config, trainSamples, worldSize);
-    if (!isBuiltinModel(config.model)) loadScriptedModel(config.model, torch::kCPU, Task::Classification);
-    if (!config.resume.empty()) {
-        // The checkpoint the ranks would load (the newest intact one of a run directory), checked now:
-        // a damaged or mismatched one is bad input before launch, not a failure after it.
-        const auto path = resolveCheckpoint(config.resume);
-        requireCheckpointFits(readCheckpointHeader(path), config, path);
-    }
-}
 
 void setUpLogging(int rank)
 {
@@ -144,8 +98,7 @@ int trainerMain(int argc, char** argv)
     try {
         if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
         if (config.validateOnly) {
-            validateOnly(config);
-            std::printf("ok\n");
+            runValidateOnly(config);
             return kExitOk;
         }
         env = readDistEnv();
@@ -246,15 +199,11 @@ void Trainer::setUp()
     m_config.backend = backend;
 
     torch::manual_seed(m_config.seed);
-    m_data = m_config.data == "synthetic" ? makeSyntheticRegression(m_config.syntheticSamples, m_config.seed)
-                                          : loadImageClassification(m_config.data);
-    if (m_device.is_cuda()) {
-        // Fashion-MNIST is ~200 MB as float: keep it on the GPU so a batch never crosses PCIe.
-        for (auto* split : {&m_data.train, &m_data.test}) {
-            split->inputs = split->inputs.to(m_device);
-            split->targets = split->targets.to(m_device);
-        }
-    }
+    PreparedData prepared = prepareData(m_config);
+    m_data = std::move(prepared.data);
+    m_loss = prepared.loss;
+    // The compact data (uint8 images) lives on the GPU, so a batch never crosses PCIe.
+    if (m_device.is_cuda()) m_data.to(m_device);
     const auto shardSize = requireBatchFitsShard(m_config, m_data.train.size(), m_env.worldSize);
     m_stepsPerEpoch = (shardSize + m_config.batchSize - 1) / m_config.batchSize;
     m_totalSteps = m_stepsPerEpoch * m_config.epochs;
@@ -262,10 +211,10 @@ void Trainer::setUp()
     m_schedule = LrSchedule{m_config.lrSchedule, m_config.lr, m_config.warmupSteps,
                             m_config.lrStepSize > 0 ? m_config.lrStepSize : m_stepsPerEpoch, m_config.lrGamma, m_totalSteps};
 
-    if (isBuiltinModel(m_config.model)) {
-        m_model = makeModel(m_config.model);
-    } else {
-        loadScripted();
+    {
+        PreparedModel model = prepareModel(m_config, {m_data, m_loss}, m_device, m_config.batchSize);
+        m_model = std::move(model.model);
+        m_scripted = std::move(model.scripted);
     }
     m_hasBuffers = !m_model->buffers().empty();
     m_model->to(m_device);
@@ -315,6 +264,7 @@ void Trainer::setUp()
                          m_resumePath.empty() ? "started" : "resumed", m_step, m_config.out, abandoned);
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
+        writeClassNames();
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
                      "{} gradient bucket(s) over {}, {} steps/epoch, {} steps in all",
                      m_config.out, m_config.model, m_data.description, m_env.worldSize, m_config.batchSize,
@@ -327,18 +277,6 @@ void Trainer::setUp()
                               {wire::kKeyResumedFromStep, m_step}, {wire::kKeyMessage, m_startNotes}});
         }
     }
-}
-
-void Trainer::loadScripted()
-{
-    const bool classes = m_data.train.targets.is_floating_point() == false;
-    m_scripted = loadScriptedModel(m_config.model, m_device, classes ? Task::Classification : Task::Regression);
-    m_model = m_scripted;
-    const auto rows = std::min(m_config.batchSize, m_data.train.size());
-    const auto indices = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(m_device));
-    const auto classCount = classes ? m_data.train.targets.max().item<std::int64_t>() + 1 : 0;
-    checkModelOutput(*m_model, m_config.model, m_data.train.inputs.index_select(0, indices),
-                     m_data.train.targets.index_select(0, indices), classCount);
 }
 
 void Trainer::requireSameModelOnEveryRank()
@@ -420,17 +358,10 @@ Trainer::Outcome Trainer::trainLoop()
     return Outcome::Completed;
 }
 
-torch::Tensor Trainer::batchInputs(const TensorDataset& split, const torch::Tensor& indices) const
+torch::Tensor Trainer::batchInputs(const DataSplit& split, const torch::Tensor& indices) const
 {
-    auto inputs = split.inputs.index_select(0, indices);
+    auto inputs = m_data.inputsAt(split, indices);
     return m_channelsLast && inputs.dim() == 4 ? inputs.contiguous(torch::MemoryFormat::ChannelsLast) : inputs;
-}
-
-torch::Tensor Trainer::lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const
-{
-    const auto reduction = sum ? at::Reduction::Sum : at::Reduction::Mean;
-    if (m_model->task() == Task::Regression) return torch::mse_loss(output, target, reduction);
-    return torch::nll_loss(torch::log_softmax(output, 1), target, {}, reduction);
 }
 
 bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
@@ -438,7 +369,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     const auto stepStart = std::chrono::steady_clock::now();
     setPhase(Phase::Train);
     const auto inputs = batchInputs(m_data.train, batchIndices);
-    const auto targets = m_data.train.targets.index_select(0, batchIndices);
+    const auto targets = m_data.train.targetsAt(batchIndices);
 
     const double lr = m_schedule.at(m_step);
     setLearningRate(*m_optimizer, lr);
@@ -446,7 +377,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     compat::zeroGrad(*m_optimizer);
     m_gradients->prepare();
     syncBuffers();
-    const auto loss = lossOf(m_model->forward(inputs), targets, false);
+    const auto loss = lossOf(m_loss, m_model->forward(inputs), targets, false);
     // The loss and the stop request travel in one small all-reduce, launched before backward so it
     // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
     auto shared = torch::stack({loss.detach().to(torch::kFloat32),
@@ -491,30 +422,29 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 
 void Trainer::evaluate(std::int64_t epoch)
 {
+    if (m_data.val.size() == 0) return; // no validation set: nothing to evaluate
     setPhase(Phase::Eval);
     syncBuffers(); // every rank evaluates, and rank 0 saves, rank 0's batch-norm statistics
     torch::NoGradGuard noGrad;
     m_model->eval();
-    const auto shard = evaluationShard(m_data.test.size(), m_env.worldSize, m_env.rank).to(m_device);
+    const auto shard = evaluationShard(m_data.val.size(), m_env.worldSize, m_env.rank).to(m_device);
     auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(m_device));
     for (std::int64_t begin = 0; begin < shard.size(0); begin += m_config.evalBatchSize) {
         const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
-        const auto inputs = batchInputs(m_data.test, indices);
-        const auto targets = m_data.test.targets.index_select(0, indices);
+        const auto inputs = batchInputs(m_data.val, indices);
+        const auto targets = m_data.val.targetsAt(indices);
         const auto output = m_model->forward(inputs);
-        totals[0] += lossOf(output, targets, true).to(torch::kFloat64);
-        if (m_model->task() == Task::Classification) {
-            totals[1] += output.argmax(1).eq(targets).sum().to(torch::kFloat64);
-        }
+        totals[0] += lossOf(m_loss, output, targets, true).to(torch::kFloat64);
+        if (hasAccuracy(m_loss)) totals[1] += correctCount(m_loss, output, targets).to(torch::kFloat64);
         totals[2] += static_cast<double>(indices.size(0));
     }
     m_model->train();
     m_communicator->allreduceSum(totals);
     const auto sums = totals.cpu();
     const double count = sums[2].item<double>();
-    // Regression's per-sample loss is the mean over its one output, so both tasks divide by samples.
+    // Every loss sums per-sample losses (MSE/BCE: the mean over a sample's outputs), so all divide by samples.
     m_lastEval.loss = sums[0].item<double>() / count;
-    m_lastEval.accuracy = m_model->task() == Task::Classification ? sums[1].item<double>() / count : std::nan("");
+    m_lastEval.accuracy = hasAccuracy(m_loss) ? sums[1].item<double>() / count : std::nan("");
     m_lastEvalStep = m_step;
     const EvalResult& result = m_lastEval;
     if (isLeader()) {
@@ -572,6 +502,14 @@ void Trainer::finish(Outcome outcome)
     }
 }
 
+void Trainer::writeClassNames() const
+{
+    if (m_data.classNames.empty()) return;
+    const nlohmann::json names = m_data.classNames;
+    writeFileAtomically((fs::path(m_config.out) / "classes.json").string(),
+                        names.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
 void Trainer::writeSummary(const std::string& status, const std::string& message)
 {
     auto number = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); };
@@ -580,6 +518,13 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"message", message},
         {"model", m_config.model},
         {"data", m_data.description},
+        {"data_format", formatName(m_data.format)},
+        {"train_samples", m_data.train.size()},
+        {"val_samples", m_data.val.size()},
+        {"val_source", m_data.valSource},
+        {"class_count", m_data.classCount},
+        {"loss", lossName(m_loss)},
+        {"normalize", {{"mean", m_data.mean}, {"std", m_data.std}, {"source", m_data.normalization}}},
         {"world_size", m_env.worldSize},
         {"backend", m_config.backend},
         {"device", m_device.str()},

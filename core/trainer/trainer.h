@@ -11,8 +11,9 @@
 #include <torch/torch.h>
 
 #include "config.h"
-#include "dataset.h"
+#include "data/training_data.h"
 #include "dist_env.h"
+#include "loss.h"
 #include "lr_schedule.h"
 #include "models.h"
 
@@ -50,8 +51,7 @@ private:
     enum class Outcome { Completed, Stopped };
 
     void setUp();
-    // --model FILE: loads it, checks its output on the first batch; later, the same model on every rank.
-    void loadScripted();
+    // --model FILE: the same model (parameter names and shapes) on every rank.
     void requireSameModelOnEveryRank();
     // DDP's broadcast_buffers: rank 0's batch-norm statistics on every rank (no-op without buffers).
     void syncBuffers();
@@ -59,13 +59,14 @@ private:
     Outcome trainLoop();
     // Returns true when all ranks agreed to stop after this step.
     bool trainStep(const torch::Tensor& batchIndices, std::int64_t epoch);
-    // Loss and accuracy over the whole test split, across ranks; kept in m_lastEval.
+    // Loss and accuracy over the whole validation set, across ranks; kept in m_lastEval. No-op without one.
     void evaluate(std::int64_t epoch);
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
     void finish(Outcome outcome);
     void writeSummary(const std::string& status, const std::string& message);
-    torch::Tensor batchInputs(const TensorDataset& split, const torch::Tensor& indices) const;
-    torch::Tensor lossOf(const torch::Tensor& output, const torch::Tensor& target, bool sum) const;
+    torch::Tensor batchInputs(const DataSplit& split, const torch::Tensor& indices) const;
+    // RUN_DIR/classes.json: index -> name, when the data names its classes (rank 0).
+    void writeClassNames() const;
     double elapsedSeconds() const;
     // Publishes the step and phase that the heartbeat timer reports.
     void setPhase(Phase phase);
@@ -75,7 +76,8 @@ private:
     DistEnv m_env;
     torch::Device m_device = torch::kCPU;
     bool m_channelsLast = false;
-    DataSplits m_data;
+    TrainingData m_data;
+    LossKind m_loss = LossKind::CrossEntropy;
     std::shared_ptr<Model> m_model;
     std::shared_ptr<ScriptedModel> m_scripted; // the same model when --model is a TorchScript file
     bool m_hasBuffers = false;

@@ -7,7 +7,9 @@
 // what RUN_DIR/model.torchscript.pt saves. Bad files (not TorchScript, frozen, wrong output shape) are
 // UsageErrors: one line, exit 2.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -19,9 +21,8 @@ namespace ringmaster::trainer {
 class ScriptedModel final : public Model
 {
 public:
-    ScriptedModel(torch::jit::Module module, Task task);
+    explicit ScriptedModel(torch::jit::Module module);
     torch::Tensor forward(torch::Tensor input) override;
-    Task task() const override { return m_task; }
     // Switches the TorchScript module too (dropout, batch norm follow train()/eval()).
     void train(bool on = true) override;
     // The trained module, loadable by torch.jit.load; written atomically. Throws IoError.
@@ -29,17 +30,17 @@ public:
 
 private:
     torch::jit::Module m_module;
-    Task m_task;
 };
 
 // Loads PATH onto `device` and makes every parameter trainable. Throws UsageError when PATH is not a
 // TorchScript file or has no parameters (a torch.jit.freeze'd module).
-std::shared_ptr<ScriptedModel> loadScriptedModel(const std::string& path, const torch::Device& device, Task task);
+std::shared_ptr<ScriptedModel> loadScriptedModel(const std::string& path, const torch::Device& device);
 
-// One forward (eval mode, no gradient) on `inputs`, checking the output's shape against `targets`:
-// [N, classes] for class labels, the targets' shape for regression. Throws UsageError naming both.
-void checkModelOutput(Model& model, const std::string& path, const torch::Tensor& inputs,
-                      const torch::Tensor& targets, std::int64_t classes);
+// One forward (eval mode, no gradient) on `inputs`, checking the output's shape: `expected` ([B, classes]
+// or the targets' [B, K]), `because` says why ("the labels have 10 classes"). Throws UsageError naming
+// both shapes; returns the output.
+torch::Tensor checkModelOutput(Model& model, const std::string& path, const torch::Tensor& inputs,
+                               const std::vector<std::int64_t>& expected, const std::string& because);
 
 // Every parameter's and buffer's name and shape, hashed: equal on every rank when all loaded one model.
 std::string modelSignature(torch::nn::Module& model);
