@@ -1,5 +1,6 @@
-// The per-machine data cache of shared_cache.h: where it lives, how a source is fingerprinted, the
-// layout of a cache file, and how one process builds it while the others wait and then map it.
+// The per-machine data cache of shared_cache.h: where it lives, the layout of a cache file, and how one
+// process builds it while the others wait and then map it (the key, dataFingerprint(), and the default
+// folder are in cache_fingerprint.cpp).
 //
 // Where: defaultDataCacheDir(), ~/.cache/ringmaster/data unless RINGMASTER_DATA_CACHE or
 // XDG_CACHE_HOME say otherwise. A dataset (with its reader's options) is DIR/<fingerprint>.rmdata, next
@@ -40,7 +41,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -50,7 +50,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -58,6 +57,7 @@
 
 #include "../atomic_file.h"
 #include "../errors.h"
+#include "hash64.h"
 
 namespace ringmaster::trainer {
 
@@ -65,56 +65,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using namespace hash64;
 
 constexpr char kMagic[8] = {'R', 'M', 'D', 'A', 'T', 'A', '\r', '\n'};
-constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kFormatVersion = kDataCacheFormatVersion;
 constexpr std::size_t kPrefixBytes = 24; // magic, version, zero, header length
 constexpr std::uint64_t kPageBytes = 4096;
-constexpr const char* kCacheExtension = ".rmdata";
+constexpr const char* kCacheExtension = kDataCacheExtension;
 constexpr const char* kLockExtension = ".lock";
-constexpr const char* kCacheOff = "off";
-constexpr int kMaxWalkDepth = 64; // guards against a directory symlink loop in the source
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
-
-std::string hex64(std::uint64_t value)
-{
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-    return text;
-}
-
-std::uint64_t mix64(std::uint64_t x) // splitmix64's finaliser: spreads every input bit over the output
-{
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-// 128 bits from two different 64-bit hashes of the same bytes: FNV-1a, and FNV-1 from another basis.
-class Digest128
-{
-public:
-    void add(const void* data, std::size_t size)
-    {
-        const auto* bytes = static_cast<const unsigned char*>(data);
-        for (std::size_t i = 0; i < size; ++i) {
-            m_a = (m_a ^ bytes[i]) * kFnvPrime;
-            m_b = (m_b * kFnvPrime) ^ bytes[i];
-        }
-    }
-    void addNumber(std::int64_t value) { add(&value, sizeof value); }
-    void addField(const std::string& text) // length first, so that fields cannot run into each other
-    {
-        addNumber(static_cast<std::int64_t>(text.size()));
-        add(text.data(), text.size());
-    }
-    std::string hex() const { return hex64(mix64(m_a)) + hex64(mix64(m_b)); }
-
-private:
-    std::uint64_t m_a = kFnvOffset;
-    std::uint64_t m_b = mix64(kFnvOffset);
-};
 
 // Four independent multiply-xor lanes over 8-byte words: fast enough to check ~GB/s on every open.
 std::uint64_t bytesChecksum(const unsigned char* data, std::uint64_t size, std::uint64_t seed)
@@ -382,65 +340,6 @@ void removeStaleTempFiles(const std::string& cachePath)
 }
 
 } // namespace
-
-std::string defaultDataCacheDir()
-{
-    if (const char* dir = std::getenv("RINGMASTER_DATA_CACHE"); dir && *dir) return dir;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/ringmaster/data";
-    const char* home = std::getenv("HOME");
-    if (!home || !*home) {
-        const passwd* user = ::getpwuid(::getuid());
-        home = user ? user->pw_dir : nullptr;
-    }
-    if (!home || !*home) return kCacheOff; // nowhere to keep it
-    return std::string(home) + "/.cache/ringmaster/data";
-}
-
-std::string dataFingerprint(const std::string& sourcePath, const std::string& options)
-{
-    struct FileStamp
-    {
-        std::string name;
-        std::int64_t bytes;
-        std::int64_t mtimeNs;
-    };
-    const auto stampOf = [](const fs::path& path, std::string name) -> std::optional<FileStamp> {
-        struct stat status {};
-        if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
-        return FileStamp{std::move(name), static_cast<std::int64_t>(status.st_size),
-                         static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1000000000LL + status.st_mtim.tv_nsec};
-    };
-
-    std::error_code error;
-    const fs::path root = fs::weakly_canonical(fs::absolute(sourcePath, error), error);
-    Digest128 digest;
-    digest.addField(kCacheExtension + std::to_string(kFormatVersion));
-    digest.addField(root.string());
-    digest.addField(options);
-
-    std::vector<FileStamp> stamps;
-    if (fs::is_directory(root, error)) {
-        const auto walkOptions = fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied;
-        fs::recursive_directory_iterator walk(root, walkOptions, error);
-        for (; !error && walk != fs::recursive_directory_iterator(); walk.increment(error)) {
-            if (walk.depth() >= kMaxWalkDepth) walk.disable_recursion_pending();
-            if (auto stamp = stampOf(walk->path(), walk->path().lexically_relative(root).string())) stamps.push_back(*stamp);
-        }
-        if (error) digest.addField("walk failed: " + error.message()); // the reader reports the real problem
-    } else if (auto stamp = stampOf(root, "")) {
-        stamps.push_back(*stamp);
-    } else {
-        digest.addField("missing");
-    }
-    std::sort(stamps.begin(), stamps.end(), [](const FileStamp& a, const FileStamp& b) { return a.name < b.name; });
-    digest.addNumber(static_cast<std::int64_t>(stamps.size()));
-    for (const auto& stamp : stamps) {
-        digest.addField(stamp.name);
-        digest.addNumber(stamp.bytes);
-        digest.addNumber(stamp.mtimeNs);
-    }
-    return digest.hex();
-}
 
 CachedData mapOrBuildCache(const std::string& cacheDir, const std::string& fingerprint,
                            const std::function<LoadedData()>& build)
