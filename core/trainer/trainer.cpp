@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -98,6 +99,9 @@ int trainerMain(int argc, char** argv)
     try {
         if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
         if (config.validateOnly) {
+            // Warnings (e.g. an unwritable data cache) go to stderr: stdout is "ok" or the probe's JSON.
+            spdlog::set_default_logger(spdlog::stderr_color_mt("validate"));
+            spdlog::set_level(spdlog::level::warn); // only what needs attention: the answer is one line
             runValidateOnly(config);
             return kExitOk;
         }
