@@ -19,10 +19,14 @@ packages=(
   # count governs it) makes the cnn's linear layers ~4x faster.
   libopenblas0-openmp
   libspdlog-dev nlohmann-json3-dev
+  # The trainer decodes image folders with the system's libpng and libjpeg-turbo.
+  libpng-dev libjpeg62-turbo-dev
   dataset-fashion-mnist
   xvfb xauth
   # Tests: the desktop entry is checked with desktop-file-validate.
   desktop-file-utils
+  # Tests: the data-reader test writes PNG and JPEG images with PIL.
+  python3-pil
 )
 
 missing=()
