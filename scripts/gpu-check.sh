@@ -9,7 +9,8 @@
 # Usage: scripts/gpu-check.sh [DEPS_DIR]
 # A GPU box may have no package registry: DEPS_DIR is a folder where Debian packages were unpacked with
 # `dpkg -x PKG.deb DEPS_DIR`: libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 nlohmann-json3-dev
-# zlib1g-dev libarchive-dev libarchive13 dataset-fashion-mnist (download them on a Debian 12 machine with `apt-get download`).
+# zlib1g-dev libarchive-dev libarchive13 libpng-dev libpng16-16 libjpeg62-turbo-dev libjpeg62-turbo
+# dataset-fashion-mnist (download them on a Debian 12 machine with `apt-get download`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 deps=${1:-}
@@ -33,7 +34,9 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$here" -B "$here/build-gpu" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DRINGMASTER_TRAINER_ONLY=ON -DRINGMASTER_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefixes" \
   ${deps:+-DZLIB_INCLUDE_DIR=$deps/usr/include -DZLIB_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libz.so} \
-  ${deps:+-DLibArchive_INCLUDE_DIR=$deps/usr/include -DLibArchive_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libarchive.so}
+  ${deps:+-DLibArchive_INCLUDE_DIR=$deps/usr/include -DLibArchive_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libarchive.so} \
+  ${deps:+-DPNG_PNG_INCLUDE_DIR=$deps/usr/include -DPNG_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libpng16.so} \
+  ${deps:+-DJPEG_INCLUDE_DIR=$deps/usr/include -DJPEG_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libjpeg.so}
 cmake --build "$here/build-gpu" -j "$(nproc)"
 grep -q RINGMASTER_HAVE_NCCL "$here/build-gpu/CMakeCache.txt" "$here"/build-gpu/core/trainer/CMakeFiles/*/flags.make 2>/dev/null \
   || echo "gpu-check: warning: the build did not enable NCCL (is this PyTorch built with CUDA?)"

@@ -21,10 +21,14 @@ packages=(
   libspdlog-dev nlohmann-json3-dev
   # Checkpoint CRC checks (and run bundles): libarchive reads and writes zip and tar.
   libarchive-dev
+  # The trainer decodes image folders with the system's libpng and libjpeg-turbo.
+  libpng-dev libjpeg62-turbo-dev
   dataset-fashion-mnist
   xvfb xauth
   # Tests: the desktop entry is checked with desktop-file-validate.
   desktop-file-utils
+  # Tests: the data-reader test writes PNG and JPEG images with PIL.
+  python3-pil
 )
 
 missing=()

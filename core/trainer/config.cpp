@@ -75,6 +75,7 @@ const std::map<std::string, Setter>& setters()
         {"image-size", stringField(&TrainerConfig::imageSize)},
         {"loss", stringField(&TrainerConfig::loss)},
         {"normalize", stringField(&TrainerConfig::normalize)},
+        {"data-cache", stringField(&TrainerConfig::dataCache)},
         {"epochs", intField(&TrainerConfig::epochs)},
         {"max-steps", intField(&TrainerConfig::maxSteps)},
         {"batch-size", intField(&TrainerConfig::batchSize)},
@@ -156,6 +157,8 @@ std::string trainerUsage()
            "       --label-column NAME (CSV; default the last)  --image-size H,W (resize images)\n"
            "       --loss auto|cross_entropy|mse|bce (auto: class labels -> cross_entropy, float targets -> mse)\n"
            "       --normalize auto|none|MEAN,STD|M1,..,MC,S1,..,SC (auto: images standardised per channel)\n"
+           "       --data-cache DIR|off   decoded data shared by the ranks of this machine (default\n"
+           "                              $RINGMASTER_DATA_CACHE, else $XDG_CACHE_HOME/ringmaster/data or ~/.cache/ringmaster/data)\n"
            "       --batch-size N (per rank)  --lr X  --optimizer sgd|adam|adamw  --momentum X\n"
            "       --weight-decay X  --lr-schedule constant|step|cosine  --warmup-steps N  --lr-step-size N\n"
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"

@@ -17,6 +17,7 @@ struct TrainerConfig
     std::string imageSize;                  // H,W: resize images; "" keep
     std::string loss = "auto";              // auto | cross_entropy | mse | bce
     std::string normalize = "auto";         // auto | none | MEAN,STD | M1..MC,S1..SC
+    std::string dataCache;                  // per-machine decoded-data cache folder; "" default, "off" none
     int epochs = 1;
     std::int64_t maxSteps = 0;              // 0: no limit besides epochs
     std::int64_t batchSize = 64;            // per rank

@@ -16,6 +16,7 @@ PreparedData prepareData(const TrainerConfig& config)
     options.normalize = config.normalize;
     options.syntheticSamples = config.syntheticSamples;
     options.seed = config.seed;
+    options.cacheDir = config.dataCache;
     PreparedData prepared;
     prepared.data = loadTrainingData(options);
     prepared.loss = chooseLoss(config.loss, prepared.data);

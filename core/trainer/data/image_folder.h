@@ -1,8 +1,11 @@
 #pragma once
 // Image folders in torchvision's ImageFolder layout: DIR/<class>/<image>.png|.jpg|.jpeg, one sub-folder
-// per class, classes in sorted name order, files in sorted name order within a class. Decoded with
-// libpng and libjpeg-turbo (see image_folder.cpp for why), in parallel, into one uint8 [N, C, H, W]
-// tensor: C is 1 when every image is grey, else 3 (grey replicated, alpha dropped).
+// per class, classes in sorted name order, files in sorted name order within a class (byte order, as
+// Python's sorted()). Only a class folder's own files count (not its sub-folders); hidden entries (a
+// leading '.') and other extensions are skipped; extensions match in any case. Decoded with libpng and
+// libjpeg-turbo (see image_decode.cpp for why), in parallel, into one uint8 [N, C, H, W] tensor: C is 1
+// when every image is grey, else 3 (grey replicated, alpha dropped; 16-bit PNG keeps its high byte).
+// Resizing is antialiased bilinear, as torch's interpolate (see image_folder.cpp).
 
 #include <string>
 #include <vector>

@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "../errors.h"
 #include "csv_table.h"
 #include "idx_folder.h"
 #include "image_folder.h"
+#include "shared_cache.h"
 #include "synthetic.h"
 #include "tensor_file.h"
 
@@ -20,6 +23,8 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr std::int64_t kStatsChunk = 4096; // samples per chunk while summing pixel statistics
+// Part of every cache key: bump it when a reader's output changes for the same files and options.
+constexpr const char* kReaderVersion = "1";
 
 struct Source
 {
@@ -54,8 +59,8 @@ Source detect(const std::string& data, const std::string& flag)
                      "folder, a .csv file or a torch.save tensor file)");
 }
 
-LoadedData read(const Source& source, const DataOptions& options, const std::string& flag, const std::string& idxSplit,
-                const std::vector<std::string>& classes)
+LoadedData readUncached(const Source& source, const DataOptions& options, const std::string& flag,
+                        const std::string& idxSplit, const std::vector<std::string>& classes)
 {
     switch (source.format) {
     case DataFormat::Idx: return readIdxSplit(source.path, idxSplit, flag);
@@ -65,6 +70,27 @@ LoadedData read(const Source& source, const DataOptions& options, const std::str
     case DataFormat::Synthetic: break;
     }
     throw UsageError(flag + ": the synthetic set has no files to read");
+}
+
+// Through the per-machine cache (shared_cache.h): decoded once, then mapped by every local rank and
+// by later runs while the source is unchanged. A cache that cannot be written is not an error: the
+// data is then read into this process's memory, with a warning.
+LoadedData read(const Source& source, const DataOptions& options, const std::string& flag, const std::string& idxSplit,
+                const std::vector<std::string>& classes)
+{
+    auto build = [&] { return readUncached(source, options, flag, idxSplit, classes); };
+    const std::string dir = options.cacheDir.empty() ? defaultDataCacheDir() : options.cacheDir;
+    if (dir == "off") return build();
+    std::string key = std::string("reader=") + kReaderVersion + ";format=" + formatName(source.format) +
+                      ";split=" + idxSplit + ";image-size=" + std::to_string(options.imageSize.height) + "," +
+                      std::to_string(options.imageSize.width) + ";label-column=" + options.labelColumn + ";classes=";
+    for (const auto& name : classes) key += name + "\x1f";
+    try {
+        return mapOrBuildCache(dir, dataFingerprint(source.path, key), build).data;
+    } catch (const IoError& e) {
+        spdlog::warn("{}: reading {} without the data cache", oneLineMessage(e), source.path);
+        return build();
+    }
 }
 
 DataSplit wholeSplit(const LoadedData& data)

@@ -27,6 +27,7 @@ struct DataOptions
     std::string normalize = "auto";   // --normalize auto|none|M,S|M1..MC,S1..SC
     std::int64_t syntheticSamples = 4096;
     std::uint64_t seed = 0;           // --val-split's shuffle and the synthetic set
+    std::string cacheDir;             // --data-cache: "" the default folder, "off" read every time
 };
 
 // Rows of a source's tensors: all of them, or those in `rows` (a held-out split shares the source's
