@@ -110,6 +110,7 @@ PathBrowseButton::PathBrowseButton(const QString& what, const QString& fileFilte
     setText(tr("…"));
     setToolTip(tr("Choose the %1: a folder or a file").arg(what));
     setPopupMode(QToolButton::InstantPopup);
+    setStyleSheet(QStringLiteral("QToolButton::menu-indicator { image: none; width: 0px; }")); // "…" already says "more"
     auto* menu = new QMenu(this);
     menu->addAction(tr("Folder…"), this, [this, what, start] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("%1 folder").arg(what), start());

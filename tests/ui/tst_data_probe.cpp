@@ -211,6 +211,8 @@ private Q_SLOTS:
         MainWindow window;
         prepare(window);
         JobForm* form = window.jobForm();
+        form->validationField()->setMode(ValidationField::Mode::HoldOut);
+        form->validationField()->fractionBox()->setValue(0.2);
         form->dataBox()->setCurrentText(path("cats-dogs")); // an image folder: the form cannot count it itself
         QVERIFY(form->dataNote()->isVisible());
         QCOMPARE(form->dataNote()->text(), QStringLiteral("checking…"));
@@ -239,6 +241,8 @@ private Q_SLOTS:
         prepare(window);
         JobForm* form = window.jobForm();
 
+        form->validationField()->setMode(ValidationField::Mode::Path);
+        form->validationField()->pathEdit()->setText(path("cats-dogs"));
         form->dataBox()->setCurrentText(path("probe-bad-data"));
         QTRY_VERIFY_WITH_TIMEOUT(!form->isProbing(), kWaitMs);
         const QString dataError = QStringLiteral("--data bad: no class sub-folders");
