@@ -4,21 +4,21 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonValue>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLocale>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include <cmath>
-#include <limits>
 
+#include "input_pickers.h"
+#include "job_options.h"
 #include "preflight.h"
 
 namespace ringmaster::ui {
@@ -28,46 +28,15 @@ namespace {
 constexpr int kOutputCheckDebounceMs = 250;
 // An editable combo box would otherwise grow to its longest entry (a long dataset path).
 constexpr int kComboMinimumCharacters = 12;
-
-// A whole number from the job file, exactly (a seed of 1234567 stays 1234567).
-qint64 integerOption(const QJsonObject& trainer, const char* key, qint64 fallback)
-{
-    const QJsonValue value = trainer.value(QLatin1String(key));
-    if (value.isString()) {
-        bool ok = false;
-        const qint64 parsed = value.toString().trimmed().toLongLong(&ok);
-        return ok ? parsed : fallback;
-    }
-    if (!value.isDouble()) return fallback;
-    const qint64 exact = value.toInteger(std::numeric_limits<qint64>::min());
-    return exact != std::numeric_limits<qint64>::min() ? exact : std::llround(value.toDouble());
-}
-
-double realOption(const QJsonObject& trainer, const char* key, double fallback)
-{
-    const QJsonValue value = trainer.value(QLatin1String(key));
-    if (value.isString()) {
-        bool ok = false;
-        const double parsed = value.toString().trimmed().toDouble(&ok);
-        return ok ? parsed : fallback;
-    }
-    return value.isDouble() ? value.toDouble() : fallback;
-}
-
-QString textOption(const QJsonObject& trainer, const char* key, const QString& fallback)
-{
-    const QJsonValue value = trainer.value(QLatin1String(key));
-    if (value.isString()) return value.toString();
-    // The shortest text that reads back as the same double (0.0123456789, not 0.0123457).
-    if (value.isDouble()) return QString::number(value.toDouble(), 'g', QLocale::FloatingPointShortest);
-    return fallback;
-}
-
-bool boolOption(const QJsonObject& trainer, const char* key)
-{
-    const QJsonValue value = trainer.value(QLatin1String(key));
-    return value.isBool() ? value.toBool() : value.toString() == QLatin1String("true");
-}
+// The probe starts once the model and data fields have been still this long.
+constexpr int kProbeDebounceMs = 300;
+// The trainer flags a probe needs (what it reads and builds), in the order they are passed.
+const char* const kProbeKeys[] = {"model", "data", "val_data", "val_split", "label_column", "image_size",
+                                  "loss", "normalize", "synthetic_samples", "batch_size"};
+const char* const kAutoLoss = "auto";
+const char* const kNoteStyle = "color: #455a64;";
+const char* const kWarningStyle = "color: #8a5300;";
+const char* const kErrorStyle = "color: #b00020;";
 
 QSpinBox* spin(QWidget* parent, int min, int max, int value, const QString& tip)
 {
@@ -101,20 +70,33 @@ QComboBox* combo(QWidget* parent, const QStringList& items, const QString& tip)
 JobForm::JobForm(QWidget* parent)
     : QWidget(parent)
 {
-    m_model = combo(this, {QStringLiteral("cnn"), QStringLiteral("mlp"), QStringLiteral("linear")},
-                    tr("Built-in model: cnn (2 conv + 2 linear), mlp (784-256-10), linear (10-input regression on synthetic data)"));
+    m_model = new ModelBox(this);
     m_data = combo(this, {QStringLiteral("fashion-mnist"), QStringLiteral("synthetic")},
-                   tr("fashion-mnist (the Debian package), synthetic (for linear), or a folder of MNIST-format IDX files"));
+                   tr("fashion-mnist (the Debian package), synthetic (for linear), a folder (MNIST-format IDX files, or "
+                      "one sub-folder of images per class), a tensor file (.pt/.pth from torch.save) or a .csv file"));
     m_data->setEditable(true);
     m_data->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_data->setMinimumContentsLength(kComboMinimumCharacters);
-    auto* browse = new QPushButton(tr("…"), this);
-    browse->setToolTip(tr("Choose a folder of MNIST-format IDX files"));
-    browse->setMaximumWidth(32);
-    connect(browse, &QPushButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Dataset folder"));
-        if (!dir.isEmpty()) m_data->setCurrentText(dir);
-    });
+    const QString dataFiles = tr("Data files (*.csv *.pt *.pth);;All files (*)");
+    auto* browse = new PathBrowseButton(tr("training data"), dataFiles, [this] { return m_data->currentText(); }, this);
+    connect(browse, &PathBrowseButton::picked, m_data, &QComboBox::setCurrentText);
+    m_validation = new ValidationField(dataFiles, this);
+    m_labelColumn = new QLineEdit(this);
+    m_labelColumn->setPlaceholderText(tr("last column"));
+    m_labelColumn->setToolTip(tr("The CSV column that holds the label or target (default: the last one); for .csv data only"));
+    m_imageSize = new QLineEdit(this);
+    m_imageSize->setPlaceholderText(tr("keep (e.g. 32,32)"));
+    m_imageSize->setToolTip(tr("Resize every image to H,W pixels (e.g. 32,32); empty keeps each image's size"));
+    m_loss = combo(this, {QLatin1String(kAutoLoss), QStringLiteral("cross_entropy"), QStringLiteral("mse"), QStringLiteral("bce")},
+                   tr("Loss: auto (cross-entropy for class labels, MSE for regression targets), cross_entropy, mse, or bce"));
+    m_modelNote = new QLabel(this);
+    m_dataNote = new QLabel(this);
+    for (auto* note : {m_modelNote, m_dataNote}) {
+        note->setWordWrap(true); // a long summary or error wraps, never widens the panel
+        note->setTextFormat(Qt::PlainText);
+        note->setVisible(false);
+    }
+    m_probe = new DataProbe(this);
     m_epochs = spin(this, 1, 100000, 1, tr("Passes over the training set"));
     m_maxSteps = spin(this, 0, 100000000, 0, tr("Stop after this many optimizer steps (0: no limit besides epochs)"));
     m_batch = spin(this, 0, 1000000, 64, tr("Samples per rank per step; the global batch is this times the number of ranks"));
@@ -164,7 +146,13 @@ JobForm::JobForm(QWidget* parent)
     auto* model = new QGroupBox(tr("Model and data"), this);
     auto* modelForm = form(model);
     modelForm->addRow(tr("Model"), m_model);
-    modelForm->addRow(tr("Dataset"), row(m_data, browse));
+    modelForm->addRow(QString(), m_modelNote);
+    modelForm->addRow(tr("Training data"), row(m_data, browse));
+    modelForm->addRow(QString(), m_dataNote);
+    modelForm->addRow(tr("Validation"), m_validation);
+    modelForm->addRow(tr("Label column"), m_labelColumn);
+    modelForm->addRow(tr("Image size"), m_imageSize);
+    modelForm->addRow(tr("Loss"), m_loss);
     auto* schedule = new QGroupBox(tr("Training"), this);
     auto* scheduleForm = form(schedule);
     scheduleForm->addRow(tr("Epochs"), m_epochs);
@@ -201,9 +189,14 @@ JobForm::JobForm(QWidget* parent)
         connect(box, &QSpinBox::valueChanged, this, &JobForm::revalidate);
     }
     for (auto* box : {m_momentum, m_weightDecay, m_heartbeat}) connect(box, &QDoubleSpinBox::valueChanged, this, &JobForm::revalidate);
-    for (auto* box : {m_model, m_optimizer, m_schedule}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
-    connect(m_data, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
-    connect(m_lr, &QLineEdit::textChanged, this, &JobForm::revalidate);
+    for (auto* box : {m_data, m_loss, m_optimizer, m_schedule}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
+    for (auto* edit : {m_lr, m_labelColumn, m_imageSize}) connect(edit, &QLineEdit::textChanged, this, &JobForm::revalidate);
+    connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
+    connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
+    m_probeDebounce.setSingleShot(true);
+    m_probeDebounce.setInterval(kProbeDebounceMs);
+    connect(&m_probeDebounce, &QTimer::timeout, this, [this] { m_probe->start(m_probeKey.first(), m_probeKey.mid(1)); });
+    connect(m_probe, &DataProbe::finished, this, &JobForm::onProbed);
     connect(m_output, &QLineEdit::textChanged, this, &JobForm::scheduleOutputCheck);
 
     m_outputDebounce.setSingleShot(true);
@@ -213,6 +206,9 @@ JobForm::JobForm(QWidget* parent)
 
     const QString launch; // the launch settings have no trainer key
     m_fields = {{QStringLiteral("model"), m_model}, {QStringLiteral("data"), m_data},
+                {QStringLiteral("val_data"), m_validation->pathEdit()}, {QStringLiteral("val_split"), m_validation->fractionBox()},
+                {QStringLiteral("label_column"), m_labelColumn}, {QStringLiteral("image_size"), m_imageSize},
+                {QStringLiteral("loss"), m_loss},
                 {QStringLiteral("epochs"), m_epochs}, {QStringLiteral("max_steps"), m_maxSteps},
                 {QStringLiteral("batch_size"), m_batch}, {QStringLiteral("lr"), m_lr},
                 {QStringLiteral("optimizer"), m_optimizer}, {QStringLiteral("momentum"), m_momentum},
@@ -260,20 +256,29 @@ void JobForm::onOutputChecked()
     revalidate();
 }
 
-QString JobForm::datasetProblem(const QString& data)
+QString JobForm::datasetProblem(const QString& data, bool* dataAtFault)
 {
-    const qint64 synthetic = integerOption(m_base.trainer, "synthetic_samples", kSyntheticDefaultSamples);
-    const QString key = data + QLatin1Char('\n') + QString::number(synthetic);
-    if (key != m_sizeFor) { // reads a file header for a folder: once per dataset, not per keystroke elsewhere
-        m_size = trainingSetSize(data, synthetic);
-        m_sizeFor = key;
+    *dataAtFault = false;
+    // The trainer's own count once its probe has answered for these fields (after any hold-out).
+    qint64 samples = m_probeOutcome.trainSamples();
+    if (samples < 0) {
+        // Meanwhile the count the form can read itself: the built-in sets and an IDX folder's header.
+        if (m_validation->mode() == ValidationField::Mode::HoldOut || (!isBuiltinData(data) && !isIdxFolder(data))) return {};
+        const qint64 synthetic = integerOption(m_base.trainer, "synthetic_samples", kSyntheticDefaultSamples);
+        const QString key = data + QLatin1Char('\n') + QString::number(synthetic);
+        if (key != m_sizeFor) { // reads a file header for a folder: once per dataset, not per keystroke elsewhere
+            m_size = trainingSetSize(data, synthetic);
+            m_sizeFor = key;
+        }
+        *dataAtFault = m_size.samples < 0;
+        if (*dataAtFault) return tr("Dataset: %1.").arg(m_size.error);
+        samples = m_size.samples;
     }
-    if (m_size.samples < 0) return tr("Dataset: %1.").arg(m_size.error);
     if (m_worldSize < 1 || m_batch->value() < 1) return {};
-    const qint64 shard = shardSize(m_size.samples, m_worldSize, boolOption(m_base.trainer, "drop_last"));
+    const qint64 shard = shardSize(samples, m_worldSize, boolOption(m_base.trainer, "drop_last"));
     if (m_batch->value() <= shard) return {};
     return tr("Batch per rank %1 is larger than each rank's shard of %2 samples (%3 training samples over %4 ranks): "
-              "use at most %2.").arg(m_batch->value()).arg(shard).arg(m_size.samples).arg(m_worldSize);
+              "use at most %2.").arg(m_batch->value()).arg(shard).arg(samples).arg(m_worldSize);
 }
 
 void JobForm::revalidate()
@@ -293,22 +298,53 @@ void JobForm::revalidate()
     else if (!m_outputPending && output == m_outputChecked) outputProblem = m_outputProblem;
     if (!outputProblem.isEmpty()) problems << tr("Output folder: %1").arg(outputProblem);
     mark(m_output, !outputProblem.isEmpty());
+
+    // What the form can tell at once; the trainer's probe checks the rest.
     const QString data = m_data->currentText().trimmed();
-    const bool linear = m_model->currentText() == QLatin1String("linear");
+    const QString model = m_model->model();
+    const bool linear = model == QLatin1String("linear");
     bool badData = false;
-    if (linear != (data == QLatin1String("synthetic"))) {
+    if (data.isEmpty()) {
+        problems << tr("Choose the training data: fashion-mnist, synthetic, a folder or a file.");
+        badData = true;
+    } else if (isBuiltinData(data) && linear != (data == QLatin1String("synthetic"))) {
         problems << (linear ? tr("The linear model trains on the synthetic dataset.")
                             : tr("The synthetic dataset is for the linear model."));
         badData = true;
-    } else if (data != QLatin1String("fashion-mnist") && data != QLatin1String("synthetic") && !QDir(data).exists()) {
-        problems << tr("Dataset folder %1 does not exist.").arg(data);
+    } else if (!isBuiltinData(data) && !QFileInfo::exists(data)) {
+        problems << tr("Training data %1 does not exist.").arg(data);
         badData = true;
-    } else if (const QString problem = datasetProblem(data); !problem.isEmpty()) {
-        problems << problem;
-        badData = m_size.samples < 0;
-        badBatch = !badData;
+    }
+    bool badModel = m_model->isFile() && !QFileInfo(model).isFile();
+    if (badModel) problems << tr("Model file %1 does not exist.").arg(model);
+    const QString validation = m_validation->pathEdit()->text().trimmed();
+    const bool badValidation = m_validation->mode() == ValidationField::Mode::Path && !QFileInfo::exists(validation);
+    if (badValidation) {
+        problems << (validation.isEmpty() ? tr("Validation: choose a file or folder, or None.")
+                                          : tr("Validation data %1 does not exist.").arg(validation));
+    }
+    const QString imageSize = m_imageSize->text().trimmed();
+    const bool badImageSize = !imageSize.isEmpty() && !validImageSize(imageSize);
+    if (badImageSize) problems << tr("Image size must be H,W in pixels (e.g. 32,32), or empty to keep each image's size.");
+    m_labelColumn->setEnabled(isCsv(data));
+
+    requestProbe(!badData && !badModel && !badValidation && !badImageSize && !badBatch);
+    if (m_probeOutcome.kind == ProbeOutcome::Kind::Rejected) {
+        problems << m_probeOutcome.message;
+        (m_probeOutcome.concernsModel() ? badModel : badData) = true;
+    }
+    if (!badData) {
+        bool dataAtFault = false;
+        if (const QString problem = datasetProblem(data, &dataAtFault); !problem.isEmpty()) {
+            problems << problem;
+            badData = dataAtFault;
+            badBatch = !dataAtFault;
+        }
     }
     mark(m_data, badData);
+    mark(m_model, badModel);
+    mark(m_validation->pathEdit(), badValidation);
+    mark(m_imageSize, badImageSize);
     mark(m_batch, badBatch);
     m_momentum->setEnabled(m_optimizer->currentText() == QLatin1String("sgd"));
     m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(qint64(m_batch->value()) * std::max(m_worldSize, 0))
@@ -323,12 +359,83 @@ void JobForm::revalidate()
     }
 }
 
+QStringList JobForm::probeArguments() const
+{
+    // The flags the run itself would get, from the job the form describes (unset ones are absent).
+    const supervisor::JobSpec described = job(QStringLiteral("cpu"), 1, {});
+    QStringList arguments;
+    for (const char* key : kProbeKeys) {
+        const QJsonValue value = described.trainer.value(QLatin1String(key));
+        if (value.isUndefined() || value.isNull()) continue;
+        arguments << QStringLiteral("--") + QString::fromLatin1(key).replace(QLatin1Char('_'), QLatin1Char('-'))
+                  << supervisor::flagValueText(value);
+    }
+    arguments << QStringLiteral("--probe");
+    return arguments;
+}
+
+void JobForm::requestProbe(bool inputsChecked)
+{
+    QStringList key;
+    if (inputsChecked) key = QStringList{supervisor::locateTrainer(m_base)} + probeArguments();
+    if (key == m_probeKey) return; // an edit elsewhere (the world size, the learning rate): the answer stands
+    m_probeKey = key;
+    m_probe->cancel();
+    m_probeOutcome = {};
+    m_probePending = !key.isEmpty();
+    if (m_probePending) m_probeDebounce.start();
+    else m_probeDebounce.stop();
+    showProbe();
+}
+
+void JobForm::onProbed(const ProbeOutcome& outcome)
+{
+    m_probeOutcome = outcome;
+    m_probePending = false;
+    showProbe();
+    revalidate();
+}
+
+void JobForm::showProbe()
+{
+    auto show = [](QLabel* note, const QString& text, const char* style) {
+        note->setText(text);
+        note->setStyleSheet(QLatin1String(style));
+        note->setVisible(!text.isEmpty());
+    };
+    const ProbeOutcome& outcome = m_probeOutcome;
+    if (m_probePending) {
+        show(m_modelNote, tr("checking…"), kNoteStyle);
+        show(m_dataNote, tr("checking…"), kNoteStyle);
+    } else if (outcome.answered()) {
+        show(m_modelNote, modelSummary(outcome.report.value(QStringLiteral("model")).toObject()), kNoteStyle);
+        show(m_dataNote, dataSummary(outcome.report.value(QStringLiteral("data")).toObject()), kNoteStyle);
+    } else if (outcome.kind == ProbeOutcome::Kind::Rejected) {
+        show(m_modelNote, outcome.concernsModel() ? outcome.message : QString(), kErrorStyle);
+        show(m_dataNote, outcome.concernsModel() ? QString() : outcome.message, kErrorStyle);
+    } else {
+        show(m_modelNote, QString(), kNoteStyle);
+        show(m_dataNote, outcome.message, outcome.kind == ProbeOutcome::Kind::Unsupported ? kNoteStyle : kWarningStyle);
+    }
+}
+
 void JobForm::setJob(const supervisor::JobSpec& job)
 {
     m_base = job;
     const QJsonObject& t = job.trainer;
-    m_model->setCurrentText(textOption(t, "model", QStringLiteral("cnn")));
+    m_model->setModel(textOption(t, "model", QStringLiteral("cnn")));
     m_data->setCurrentText(textOption(t, "data", QStringLiteral("fashion-mnist")));
+    const QString validation = textOption(t, "val_data", QString());
+    const double holdOut = realOption(t, "val_split", 0);
+    m_validation->pathEdit()->setText(validation);
+    if (holdOut > 0) m_validation->fractionBox()->setValue(holdOut);
+    m_validation->setMode(!validation.isEmpty() ? ValidationField::Mode::Path
+                          : holdOut > 0         ? ValidationField::Mode::HoldOut
+                                                : ValidationField::Mode::None);
+    m_labelColumn->setText(textOption(t, "label_column", QString()));
+    m_imageSize->setText(textOption(t, "image_size", QString()));
+    m_loss->setCurrentIndex(0); // auto, unless the job names a loss this list has
+    m_loss->setCurrentText(textOption(t, "loss", QLatin1String(kAutoLoss)));
     m_epochs->setValue(static_cast<int>(integerOption(t, "epochs", 1)));
     m_maxSteps->setValue(static_cast<int>(integerOption(t, "max_steps", 0)));
     m_batch->setValue(static_cast<int>(integerOption(t, "batch_size", 64)));
@@ -359,6 +466,16 @@ QJsonValue JobForm::valueOf(const QWidget* widget) const
         return ok ? QJsonValue(lr) : QJsonValue(m_lr->text().trimmed());
     }
     if (widget == m_data) return m_data->currentText().trimmed();
+    if (widget == m_model) return m_model->model();
+    // Unset (undefined) values are not written: a job without them stays without them.
+    const QJsonValue unset(QJsonValue::Undefined);
+    const auto mode = m_validation->mode();
+    const QString text = qobject_cast<const QLineEdit*>(widget) ? static_cast<const QLineEdit*>(widget)->text().trimmed() : QString();
+    if (widget == m_validation->pathEdit()) return mode == ValidationField::Mode::Path && !text.isEmpty() ? QJsonValue(text) : unset;
+    if (widget == m_validation->fractionBox()) return mode == ValidationField::Mode::HoldOut ? QJsonValue(m_validation->fractionBox()->value()) : unset;
+    if (widget == m_labelColumn) return isCsv(m_data->currentText().trimmed()) && !text.isEmpty() ? QJsonValue(text) : unset;
+    if (widget == m_imageSize) return text.isEmpty() ? unset : QJsonValue(text);
+    if (widget == m_loss) return m_loss->currentText() == QLatin1String(kAutoLoss) ? unset : QJsonValue(m_loss->currentText());
     if (widget == m_output) return m_output->text().trimmed();
     if (const auto* box = qobject_cast<const QSpinBox*>(widget)) return QJsonValue(qint64(box->value()));
     if (const auto* box = qobject_cast<const QDoubleSpinBox*>(widget)) return box->value();
@@ -383,7 +500,8 @@ supervisor::JobSpec JobForm::job(const QString& device, int cpuRanks, const QLis
     for (int i = 0; i < m_fields.size(); ++i) {
         if (i < m_loadedValues.size() && values.at(i) == m_loadedValues.at(i)) continue; // untouched: the loaded value stands
         const Field& field = m_fields.at(i);
-        if (!field.trainerKey.isEmpty()) job.setTrainerOption(field.trainerKey, values.at(i));
+        if (!field.trainerKey.isEmpty() && values.at(i).isUndefined()) job.trainer.remove(field.trainerKey);
+        else if (!field.trainerKey.isEmpty()) job.setTrainerOption(field.trainerKey, values.at(i));
         else if (field.widget == m_output) job.outputRoot = values.at(i).toString();
         else if (field.widget == m_maxRestarts) job.maxRestarts = m_maxRestarts->value();
         else if (field.widget == m_heartbeat) job.heartbeatTimeoutSec = m_heartbeat->value();

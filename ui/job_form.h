@@ -4,8 +4,13 @@
 // validityChanged() tells the window to keep Start disabled until the form is valid.
 // The form edits a job rather than replacing it: the loaded JobSpec is the base, and only the fields
 // the user changed are written back, so keys the form does not show (resume, grace_period, unknown
-// trainer flags) and numbers it would round survive load -> save unchanged. The output-folder check
-// touches the disk, so it runs debounced on a worker thread; the form counts as invalid meanwhile.
+// trainer flags) and numbers it would round survive load -> save unchanged; a field left unset (no
+// validation data, no label column, loss auto) is not written. The output-folder check touches the
+// disk, so it runs debounced on a worker thread; the form counts as invalid meanwhile.
+// The model and data fields are also checked by the trainer itself: a debounced DataProbe
+// (ringmaster-trainer --probe) describes them under their rows, its count of training samples is the
+// one the batch is checked against, and a rejection is listed as a problem. The probe does not hold
+// Start back while it runs (Start's pre-flight checks the same); only an answer that rejects does.
 
 #include <QFutureWatcher>
 #include <QJsonValue>
@@ -13,6 +18,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "data_probe.h"
 #include "job_spec.h"
 #include "training_set_size.h"
 
@@ -23,6 +29,9 @@ class QLineEdit;
 class QSpinBox;
 
 namespace ringmaster::ui {
+
+class ModelBox;
+class ValidationField;
 
 class JobForm : public QWidget
 {
@@ -41,13 +50,23 @@ public:
     // Valid: no problem listed and no output-folder check pending for the current text.
     bool isValid() const { return m_problems.isEmpty() && !m_outputPending; }
     bool isChecking() const { return m_outputPending; }
+    // A probe is waiting for its debounce or running ("checking…" under the rows).
+    bool isProbing() const { return m_probePending; }
+    ProbeOutcome probeOutcome() const { return m_probeOutcome; }
     QStringList problems() const { return m_problems; }
 
     // Widgets by role, for the tests and for focus handling.
     QSpinBox* batchSizeBox() const { return m_batch; }
     QLineEdit* outputEdit() const { return m_output; }
-    QComboBox* modelBox() const { return m_model; }
+    ModelBox* modelBox() const { return m_model; }
     QComboBox* dataBox() const { return m_data; }
+    ValidationField* validationField() const { return m_validation; }
+    QLineEdit* labelColumnEdit() const { return m_labelColumn; }
+    QLineEdit* imageSizeEdit() const { return m_imageSize; }
+    QComboBox* lossBox() const { return m_loss; }
+    QLabel* modelNote() const { return m_modelNote; }
+    QLabel* dataNote() const { return m_dataNote; }
+    DataProbe* dataProbe() const { return m_probe; }
     QSpinBox* maxStepsBox() const { return m_maxSteps; }
     QLabel* globalBatchLabel() const { return m_globalBatch; }
     QLabel* problemLabel() const { return m_problemLabel; }
@@ -71,10 +90,20 @@ private:
     void scheduleOutputCheck();
     void checkOutputNow();
     void onOutputChecked();
-    QString datasetProblem(const QString& data);
+    QString datasetProblem(const QString& data, bool* dataAtFault);
+    QStringList probeArguments() const;
+    void requestProbe(bool inputsChecked);
+    void onProbed(const ProbeOutcome& outcome);
+    void showProbe();
 
-    QComboBox* m_model;
+    ModelBox* m_model;
     QComboBox* m_data;
+    ValidationField* m_validation;
+    QLineEdit* m_labelColumn;
+    QLineEdit* m_imageSize;
+    QComboBox* m_loss;
+    QLabel* m_modelNote;
+    QLabel* m_dataNote;
     QSpinBox* m_epochs;
     QSpinBox* m_maxSteps;
     QSpinBox* m_batch;
@@ -111,6 +140,12 @@ private:
 
     QString m_sizeFor;                   // the dataset (and synthetic count) m_size was read for
     TrainingSetSize m_size;
+
+    DataProbe* m_probe;
+    QTimer m_probeDebounce;
+    QStringList m_probeKey;              // trainer and arguments of the probe pending or answered; empty: none
+    ProbeOutcome m_probeOutcome;         // its answer (Kind::None until it comes)
+    bool m_probePending = false;
 };
 
 } // namespace ringmaster::ui

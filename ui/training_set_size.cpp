@@ -15,6 +15,12 @@ const char* const kTrainImages = "train-images-idx3-ubyte";
 
 } // namespace
 
+bool isIdxFolder(const QString& data)
+{
+    const QString images = data + QLatin1Char('/') + QLatin1String(kTrainImages);
+    return QFileInfo(data).isDir() && (QFileInfo::exists(images) || QFileInfo::exists(images + QStringLiteral(".gz")));
+}
+
 TrainingSetSize trainingSetSize(const QString& data, qint64 syntheticSamples)
 {
     if (data == QLatin1String("fashion-mnist")) return {kFashionMnistTrainSamples, {}};
