@@ -244,15 +244,22 @@ def test_fingerprint_of_many_files_is_fast(tmp_path):
 
 
 def read_json_line(proc, timeout):
-    """The probe's JSON line, read with a deadline (a probe that hangs fails the test, not the run)."""
+    """The probe's JSON line, read with a deadline (a probe that hangs fails the test, not the run). Reads
+    the pipe's bytes itself: a buffered readline() would keep a second line (the JSON after a log line)
+    in Python's buffer, where select() cannot see it."""
     deadline = time.monotonic() + timeout
+    pending = b""
+    fd = proc.stdout.fileno()
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.1)
+        ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
-            line = proc.stdout.readline()
-            assert line, f"probe {proc.pid} exited {proc.poll()} without its line"
-            if line.startswith("{"):  # not a log line
-                return json.loads(line)
+            chunk = os.read(fd, 65536)
+            assert chunk, f"probe {proc.pid} exited {proc.poll()} without its line"
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                if line.startswith(b"{"):  # not a log line
+                    return json.loads(line)
     pytest.fail(f"probe {proc.pid} printed nothing within {timeout}s")
 
 
