@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include <archive.h>
@@ -236,6 +238,14 @@ void verifyCheckpoint(const std::string& path)
         const char* text = archive_error_string(reader.get());
         return std::string(text ? text : "unreadable");
     };
+    {
+        // A file that does not even start like a zip archive is something else, not a damaged checkpoint.
+        std::ifstream in(path, std::ios::binary);
+        char magic[4] = {};
+        if (!in.read(magic, sizeof magic) || std::memcmp(magic, "PK\x03\x04", sizeof magic) != 0) {
+            throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (not a zip archive)");
+        }
+    }
     if (archive_read_open_filename(reader.get(), path.c_str(), kCheckpointReadBlock) != ARCHIVE_OK) {
         throw damaged(libraryError());
     }

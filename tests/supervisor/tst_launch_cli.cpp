@@ -88,7 +88,7 @@ private Q_SLOTS:
         QTest::newRow("duplicate gpu") << QStringList{QStringLiteral("--gpus"), QStringLiteral("0,0")}
                                        << QStringLiteral("GPU 0 is listed twice") << QStringList{};
         QTest::newRow("missing dataset") << QStringList{QStringLiteral("--data"), QStringLiteral("/nonexistent/data")}
-                                         << QStringLiteral("--data /nonexistent/data: folder /nonexistent/data does not exist") << QStringList{};
+                                         << QStringLiteral("--data /nonexistent/data: no such file or folder") << QStringList{};
         QTest::newRow("bad hyperparameter") << QStringList{QStringLiteral("--batch-size"), QStringLiteral("0")}
                                             << QStringLiteral("--batch-size: must be >= 1") << QStringList{};
         QTest::newRow("unknown trainer flag") << QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1")}

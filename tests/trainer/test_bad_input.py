@@ -48,7 +48,7 @@ def test_unknown_flag(tmp_path):
 
 
 def test_missing_dataset(tmp_path):
-    check(["--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run")], "--data", "does not exist")
+    check(["--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run")], "--data", "no such file or folder")
 
 
 def test_dataset_folder_missing_a_file(tmp_path):
