@@ -16,7 +16,8 @@ class QProcess;
 
 namespace ringmaster::ui {
 
-// A trainer must answer a probe in this time (it reads the data's headers, not the data).
+// A trainer must answer a probe in this time: it reads the data (decoding images once into the
+// per-machine cache, which the run then reuses) and runs the model on one batch.
 inline constexpr int kProbeTimeoutMs = 60000;
 
 struct ProbeOutcome
