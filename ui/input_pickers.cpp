@@ -130,11 +130,12 @@ ValidationField::ValidationField(const QString& fileFilter, QWidget* parent)
     , m_path(new QLineEdit(this))
     , m_pathRow(new QWidget(this))
 {
-    m_mode->addItem(tr("None"), int(Mode::None));
+    m_mode->addItem(tr("Data's own"), int(Mode::None));
     m_mode->addItem(tr("Hold out"), int(Mode::HoldOut));
     m_mode->addItem(tr("File or folder"), int(Mode::Path));
-    m_mode->setToolTip(tr("Validation data: none (the built-in sets use their test split), a fraction of the training data "
-                          "held out (--val-split), or a file or folder of the same kind as the training data (--val-data)"));
+    m_mode->setToolTip(tr("Validation data: the data's own test split if it has one (IDX folders' t10k files, the "
+                          "built-in sets; other data then has none), a fraction of the training data held out "
+                          "(--val-split), or a file or folder of the same kind as the training data (--val-data)"));
     m_fraction->setRange(kMinHoldOut, kMaxHoldOut);
     m_fraction->setDecimals(kHoldOutDecimals);
     m_fraction->setSingleStep(kHoldOutStep);

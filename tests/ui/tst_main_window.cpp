@@ -88,6 +88,10 @@ private Q_SLOTS:
     {
         MainWindow window;
         prepare(window, 40);
+        // The real trainer's --probe describes the embedded default under the model and data rows.
+        QTRY_VERIFY_WITH_TIMEOUT(!window.jobForm()->isProbing(), kCheckTimeoutMs);
+        QVERIFY2(window.jobForm()->probeOutcome().answered(), qPrintable(window.jobForm()->probeOutcome().message));
+        QCOMPARE(window.jobForm()->probeOutcome().trainSamples(), qint64(60000));
         screenshot(window, "idle.png");
         QVERIFY(window.startAction()->isEnabled());
         window.startAction()->trigger();
