@@ -16,6 +16,7 @@
 #include "compat.h"
 #include "errors.h"
 #include "grad_sync.h"
+#include "hash64.h"
 #include "lr_schedule.h"
 #include "job_setup.h"
 #include "models/scripted_model.h"
@@ -41,15 +42,12 @@ constexpr std::chrono::milliseconds kRendezvousGrace{15000};
 // built-in models have no buffers, so their digests are those of their parameters.
 std::uint64_t parameterDigest(torch::nn::Module& module)
 {
-    std::uint64_t hash = 1469598103934665603ull;
+    std::uint64_t hash = hash64::kFnvOffset;
     auto tensors = module.parameters();
     for (const auto& buffer : module.buffers()) tensors.push_back(buffer);
     for (const auto& param : tensors) {
         const auto bytes = param.detach().cpu().contiguous();
-        const auto* data = static_cast<const unsigned char*>(bytes.data_ptr());
-        for (std::size_t i = 0, n = static_cast<std::size_t>(bytes.nbytes()); i < n; ++i) {
-            hash = (hash ^ data[i]) * 1099511628211ull;
-        }
+        hash = hash64::fnv1a(bytes.data_ptr(), static_cast<std::size_t>(bytes.nbytes()), hash);
     }
     return hash;
 }

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hash64.h"
+#include "cache_format.h"
 
 namespace ringmaster::trainer {
 

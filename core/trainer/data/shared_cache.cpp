@@ -57,7 +57,7 @@
 
 #include "../atomic_file.h"
 #include "../errors.h"
-#include "hash64.h"
+#include "cache_format.h"
 
 namespace ringmaster::trainer {
 

@@ -4,6 +4,7 @@
 
 #include "../atomic_file.h"
 #include "../errors.h"
+#include "../hash64.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -104,11 +105,7 @@ std::string modelSignature(torch::nn::Module& model)
     std::string text;
     for (const auto& item : model.named_parameters()) text += "p:" + item.key() + shapeText(item.value().sizes()) + ";";
     for (const auto& item : model.named_buffers()) text += "b:" + item.key() + shapeText(item.value().sizes()) + ";";
-    std::uint64_t hash = 1469598103934665603ull; // FNV-1a
-    for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-    return hex;
+    return hash64::hex64(hash64::fnv1a(text.data(), text.size()));
 }
 
 } // namespace ringmaster::trainer
