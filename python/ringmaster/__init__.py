@@ -6,8 +6,8 @@
         save_checkpoint()
 
 Under Ringmaster (RINGMASTER_SOCKET and RINGMASTER_TOKEN are set by the launcher), rank 0's log()
-sends a "scalars" frame over the run's reporting socket (core/protocol/wire.h): the connection first
-says hello with this process's rank, pid and the run's token. Other ranks' log() does nothing, and
+sends a "scalars" frame over the run's reporting socket (core/protocol/wire.h): the connection, made
+at import on rank 0, first says hello with this process's rank, pid and the run's token. Other ranks' log() does nothing, and
 outside Ringmaster everything does nothing, so the same script runs under torchrun unchanged.
 
 log() never blocks training: frames go into a bounded queue (MAX_QUEUED_FRAMES; when it is full the
@@ -248,3 +248,7 @@ def checkpoint_requested():
 if os.environ.get(SOCKET_ENV):
     # Under Ringmaster, SIGUSR1 must never take the default action (ending the process).
     _install_handler()
+if active():
+    # Say hello now, while this process is surely alive and known to the supervisor as its rank, rather
+    # than at the first log(), which may come just before the script exits.
+    _current_sender()

@@ -277,7 +277,8 @@ s.recv(1)
         // and its scalars frame arrives as sent.
         MetricServer server;
         QProcess script;
-        server.setPeerCheck([&script](int rank, qint64 pid) { return rank == 0 && pid == script.processId(); });
+        qint64 scriptPid = -1; // kept: processId() is 0 once the script has exited, maybe before its hello is read
+        server.setPeerCheck([&scriptPid](int rank, qint64 pid) { return rank == 0 && pid == scriptPid; });
         QVERIFY2(server.listen(), qPrintable(server.error()));
         QSignalSpy received(&server, &MetricServer::scalarsReceived);
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -288,9 +289,10 @@ s.recv(1)
         env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
         script.setProcessEnvironment(env);
         script.start(QStringLiteral("/usr/bin/python3"),
-                     {QStringLiteral("-c"), QStringLiteral("import ringmaster; ringmaster.log(3, loss=0.5, **{'val/acc': 0.25}); "
+                     {QStringLiteral("-c"), QStringLiteral("import ringmaster; ringmaster.log(2, loss=float(\"nan\")); ringmaster.log(3, loss=0.5, **{'val/acc': 0.25}); "
                                                            "assert ringmaster.flush(10); print(ringmaster.dropped())")});
         QVERIFY(script.waitForStarted(10000));
+        scriptPid = script.processId();
         const bool heard = QTest::qWaitFor([&] { return received.size() == 1; }, 20000);
         QVERIFY(script.state() == QProcess::NotRunning || script.waitForFinished(20000));
         QVERIFY2(heard, script.readAllStandardError().constData());
