@@ -18,6 +18,11 @@
 //   {"type":"status","status":"running|stopping|completed|stopped|failed","message":"...","total_steps":N,
 //    "steps_per_epoch":N,"resumed_from_step":S}
 //   ("running" may carry a "message" worth showing the user, e.g. that a damaged checkpoint was skipped)
+//   {"type":"scalars","step":S,"values":{"name":x,...}}
+//   (any named scalars of step S, e.g. from a user's script through python/ringmaster: S a non-negative
+//    integer, each x a finite number, each name 1 to kMaxScalarNameLength characters without control
+//    characters, at most kMaxScalarsPerFrame values; the supervisor drops values that break these rules
+//    and a frame without a valid step, and records the rest in RUN_DIR/scalars.csv)
 // and from every rank, every kHeartbeatIntervalMs from a timer while the process is alive and making
 // progress (also during a long step, a checkpoint or evaluation):
 //   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done"}
@@ -31,6 +36,8 @@ inline constexpr int kHelloTimeoutMs = 5000;
 inline constexpr int kMaxConnections = 1024;
 inline constexpr const char* kSocketEnv = "RINGMASTER_SOCKET";
 inline constexpr const char* kTokenEnv = "RINGMASTER_TOKEN";
+inline constexpr int kMaxScalarsPerFrame = 256;
+inline constexpr int kMaxScalarNameLength = 128;
 
 // Frame types.
 inline constexpr const char* kTypeHello = "hello";
@@ -39,6 +46,7 @@ inline constexpr const char* kTypeEval = "eval";
 inline constexpr const char* kTypeCheckpoint = "checkpoint";
 inline constexpr const char* kTypeStatus = "status";
 inline constexpr const char* kTypeHeartbeat = "heartbeat";
+inline constexpr const char* kTypeScalars = "scalars";
 
 // Keys.
 inline constexpr const char* kKeyVersion = "v";
@@ -61,6 +69,7 @@ inline constexpr const char* kKeyTotalSteps = "total_steps";
 inline constexpr const char* kKeyStepsPerEpoch = "steps_per_epoch";
 inline constexpr const char* kKeyResumedFromStep = "resumed_from_step";
 inline constexpr const char* kKeyPhase = "phase";
+inline constexpr const char* kKeyValues = "values";
 
 // Status values.
 inline constexpr const char* kStatusRunning = "running";

@@ -3,11 +3,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonValue>
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QRandomGenerator>
 #include <QStandardPaths>
 
+#include <algorithm>
 #include <cmath>
 
 #include <sys/socket.h>
@@ -33,6 +35,28 @@ double numberOr(const QJsonObject& frame, const char* key, double fallback)
 QString textOf(const QJsonObject& frame, const char* key)
 {
     return frame.value(QLatin1String(key)).toString();
+}
+
+// A step is a non-negative integer that a double holds exactly.
+bool validStep(const QJsonValue& value, qint64* step)
+{
+    constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53
+    if (!value.isDouble()) return false;
+    const double number = value.toDouble();
+    if (!std::isfinite(number) || number < 0 || number > kLargestExactInteger || std::floor(number) != number) return false;
+    *step = static_cast<qint64>(number);
+    return true;
+}
+
+// A scalar's name: 1 to kMaxScalarNameLength characters, none of them a control character (it becomes
+// a CSV field and a chart label).
+bool validScalarName(const QString& name)
+{
+    if (name.isEmpty() || name.size() > protocol::kMaxScalarNameLength) return false;
+    for (const QChar c : name) {
+        if (c.category() == QChar::Other_Control) return false;
+    }
+    return true;
 }
 
 // The pid of the process at the other end, from the kernel (not from anything it sent); 0 if unknown.
@@ -198,7 +222,49 @@ void MetricServer::dispatch(int rank, const QJsonObject& frame)
         Q_EMIT checkpointReceived(static_cast<qint64>(numberOr(frame, kKeyStep, 0)), textOf(frame, kKeyPath));
     } else if (type == QLatin1String(kTypeStatus)) {
         Q_EMIT statusReceived(textOf(frame, kKeyStatus), frame);
+    } else if (type == QLatin1String(kTypeScalars)) {
+        dispatchScalars(frame);
     }
+}
+
+void MetricServer::dispatchScalars(const QJsonObject& frame)
+{
+    using namespace protocol;
+    const QJsonValue valuesField = frame.value(QLatin1String(kKeyValues));
+    const QJsonObject values = valuesField.toObject();
+    ScalarBatch batch;
+    qint64 dropped = 0;
+    QString firstProblem;
+    if (!valuesField.isObject()) {
+        dropped = 1;
+        firstProblem = QStringLiteral("its '%1' is not an object of names and numbers").arg(QLatin1String(kKeyValues));
+    } else if (!validStep(frame.value(QLatin1String(kKeyStep)), &batch.step)) {
+        dropped = std::max<qint64>(1, values.size());
+        firstProblem = QStringLiteral("its step is not a non-negative integer");
+    } else {
+        for (auto it = values.begin(); it != values.end(); ++it) {
+            const double value = it.value().isDouble() ? it.value().toDouble() : std::nan("");
+            if (batch.values.size() >= kMaxScalarsPerFrame) {
+                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("more than %1 values in one frame").arg(kMaxScalarsPerFrame);
+            } else if (!validScalarName(it.key())) {
+                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("a name that is empty, longer than %1 characters or has control characters").arg(kMaxScalarNameLength);
+            } else if (!std::isfinite(value)) {
+                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("'%1' is not a finite number").arg(it.key());
+            } else {
+                batch.values.append({it.key(), value});
+                continue;
+            }
+            ++dropped;
+        }
+    }
+    if (dropped > 0) {
+        // Said once per run: a script that keeps sending a bad value must not flood the log.
+        if (m_droppedScalars == 0) {
+            Q_EMIT notice(QStringLiteral("dropped scalars from rank 0: %1 (further drops are counted, not logged)").arg(firstProblem));
+        }
+        m_droppedScalars += dropped;
+    }
+    if (!batch.values.isEmpty()) Q_EMIT scalarsReceived(batch);
 }
 
 } // namespace ringmaster::supervisor

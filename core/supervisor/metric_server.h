@@ -5,7 +5,9 @@
 // frame) must be the rank it claims to be or that rank's descendant: holding the token is not enough
 // to speak for rank 0. A wrong token, pid or protocol version, a malformed or oversized frame closes
 // the connection, is logged, and nothing it sent is used. At most protocol::kMaxConnections are open.
-// Metrics are accepted from rank 0 only; heartbeats from every rank.
+// Metrics are accepted from rank 0 only; heartbeats from every rank. A "scalars" frame's values are
+// checked one by one (finite, a bounded printable name, at most protocol::kMaxScalarsPerFrame): a bad
+// value is dropped and counted, the rest of the frame is used.
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -43,6 +45,8 @@ public:
     QString error() const { return m_error; }
 
     qint64 rejectedConnections() const { return m_rejectedConnections; }
+    // Scalars dropped so far (bad name or value, over the per-frame limit, or a frame without a valid step).
+    qint64 droppedScalars() const { return m_droppedScalars; }
 
 Q_SIGNALS:
     void stepReceived(const ringmaster::supervisor::StepMetric& metric);
@@ -50,6 +54,8 @@ Q_SIGNALS:
     void checkpointReceived(qint64 step, const QString& path);
     void statusReceived(const QString& status, const QJsonObject& frame);
     void heartbeatReceived(int rank, qint64 step, const QString& phase);
+    // A "scalars" frame from rank 0 (any named values of one step), with at least one valid value.
+    void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
     // Something the run's log should say (rejected connections, protocol errors).
     void notice(const QString& message);
 
@@ -65,6 +71,7 @@ private:
     void onReadyRead(QLocalSocket* socket);
     void reject(QLocalSocket* socket, const QString& why);
     void dispatch(int rank, const QJsonObject& frame);
+    void dispatchScalars(const QJsonObject& frame);
 
     std::unique_ptr<QTemporaryDir> m_directory;
     QLocalServer* m_server = nullptr;
@@ -73,6 +80,7 @@ private:
     QHash<QLocalSocket*, Peer*> m_peers;
     std::function<bool(int, qint64)> m_peerCheck;
     qint64 m_rejectedConnections = 0;
+    qint64 m_droppedScalars = 0;
 };
 
 } // namespace ringmaster::supervisor

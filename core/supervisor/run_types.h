@@ -1,6 +1,7 @@
 #pragma once
 // Values the supervisor reports to its front ends (the CLI and the GUI).
 
+#include <QList>
 #include <QString>
 #include <QStringList>
 #include <QtGlobal>
@@ -30,6 +31,20 @@ struct EvalMetric
     qint64 step = 0;
     double valLoss = 0.0;
     double valAccuracy = 0.0; // NaN when the model has no accuracy (regression)
+};
+
+// One named value (any scalar: a script's printed `acc: 0.91`, a helper module's log(), a trainer metric).
+struct Scalar
+{
+    QString name;
+    double value = 0.0;
+};
+
+// The scalars of one step, as they arrived together (one output line, one "scalars" frame).
+struct ScalarBatch
+{
+    qint64 step = 0;
+    QList<Scalar> values;
 };
 
 struct RankStatus

@@ -1,9 +1,11 @@
 // MetricServer on its own: a client that holds the token but is not the rank it claims is rejected
 // (the pid comes from the kernel, SO_PEERCRED), a client that never says hello is dropped after the
-// hello deadline, and a genuine rank is heard.
+// hello deadline, and a genuine rank is heard. "scalars" frames are checked value by value, and the
+// Python helper module (python/ringmaster) speaks the protocol the server expects.
 #include <QCoreApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QJsonArray>
 #include <QLocalSocket>
 #include <QProcess>
 #include <QSignalSpy>
@@ -44,6 +46,29 @@ QByteArray heartbeat(qint64 step)
     return frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeHeartbeat)},
                   {QString::fromLatin1(protocol::kKeyStep), step},
                   {QString::fromLatin1(protocol::kKeyPhase), QStringLiteral("train")}});
+}
+
+QByteArray scalars(const QJsonValue& step, const QJsonObject& values)
+{
+    return frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeScalars)},
+                  {QString::fromLatin1(protocol::kKeyStep), step},
+                  {QString::fromLatin1(protocol::kKeyValues), values}});
+}
+
+// A connected, accepted rank `rank` (this process) on `server`.
+std::unique_ptr<QLocalSocket> connectedRank(MetricServer& server, int rank)
+{
+    auto socket = std::make_unique<QLocalSocket>();
+    socket->connectToServer(server.socketPath());
+    if (!socket->waitForConnected(5000)) return nullptr;
+    socket->write(hello(rank, server.token()));
+    socket->flush();
+    return socket;
+}
+
+ScalarBatch batchOf(const QSignalSpy& spy, int index)
+{
+    return spy.at(index).first().value<ScalarBatch>();
 }
 
 } // namespace
@@ -179,6 +204,108 @@ s.recv(1)
         QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
         QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
         QCOMPARE(server.rejectedConnections(), 1);
+    }
+
+    void scalarsFramesAreCheckedValueByValue()
+    {
+        MetricServer server;
+        server.setPeerCheck([](int, qint64) { return true; });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QSignalSpy received(&server, &MetricServer::scalarsReceived);
+        QSignalSpy notices(&server, &MetricServer::notice);
+        auto rank = connectedRank(server, 0);
+        QVERIFY(rank);
+        const QString tooLong(protocol::kMaxScalarNameLength + 1, QLatin1Char('n'));
+        const QString longest(protocol::kMaxScalarNameLength, QLatin1Char('m'));
+        rank->write(scalars(7, {{QStringLiteral("train/loss"), 0.5},
+                                {QStringLiteral("acc"), 1},
+                                {longest, -2.5e-300},
+                                {QString(), 3},
+                                {QStringLiteral("line\nbreak"), 1},
+                                {QStringLiteral("bad\u0001name"), 1},
+                                {tooLong, 4},
+                                {QStringLiteral("text"), QStringLiteral("0.5")},
+                                {QStringLiteral("list"), QJsonArray{1}}}));
+        rank->flush();
+        QTRY_COMPARE_WITH_TIMEOUT(received.size(), 1, 5000);
+        const ScalarBatch first = batchOf(received, 0);
+        QCOMPARE(first.step, 7);
+        QCOMPARE(first.values.size(), 3);
+        QCOMPARE(first.values.at(0).name, QStringLiteral("acc"));
+        QCOMPARE(first.values.at(0).value, 1.0);
+        QCOMPARE(first.values.at(1).name, longest);
+        QCOMPARE(first.values.at(1).value, -2.5e-300);
+        QCOMPARE(first.values.at(2).name, QStringLiteral("train/loss"));
+        QCOMPARE(first.values.at(2).value, 0.5);
+        QCOMPARE(server.droppedScalars(), 6);
+        QCOMPARE(notices.size(), 1);
+        QVERIFY2(notices.first().first().toString().startsWith(QStringLiteral("dropped scalars from rank 0")),
+                 qPrintable(notices.first().first().toString()));
+
+        // A frame without a valid step is dropped whole; further drops are counted, not logged again.
+        rank->write(scalars(-1, {{QStringLiteral("loss"), 1}}) + scalars(1.5, {{QStringLiteral("loss"), 1}}) +
+                    scalars(QJsonValue(), {{QStringLiteral("loss"), 1}}) + scalars(QStringLiteral("8"), {{QStringLiteral("loss"), 1}}) +
+                    frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeScalars)},
+                           {QString::fromLatin1(protocol::kKeyStep), 8},
+                           {QString::fromLatin1(protocol::kKeyValues), QJsonArray{1, 2}}}));
+        // Past the per-frame limit, the rest is dropped.
+        QJsonObject many;
+        for (int i = 0; i < protocol::kMaxScalarsPerFrame + 5; ++i) many.insert(QStringLiteral("m%1").arg(i, 4, 10, QLatin1Char('0')), i);
+        rank->write(scalars(9, many));
+        rank->flush();
+        QTRY_COMPARE_WITH_TIMEOUT(received.size(), 2, 5000);
+        QCOMPARE(batchOf(received, 1).step, 9);
+        QCOMPARE(batchOf(received, 1).values.size(), protocol::kMaxScalarsPerFrame);
+        QCOMPARE(batchOf(received, 1).values.last().name, QStringLiteral("m0255"));
+        QCOMPARE(server.droppedScalars(), 6 + 4 + 1 + 5);
+        QCOMPARE(notices.size(), 1);
+        QCOMPARE(server.rejectedConnections(), 0); // bad values are not a protocol error
+
+        // Only rank 0 reports scalars.
+        auto other = connectedRank(server, 1);
+        QVERIFY(other);
+        other->write(scalars(10, {{QStringLiteral("loss"), 1}}));
+        other->flush();
+        QTRY_COMPARE_WITH_TIMEOUT(notices.size(), 2, 5000);
+        QVERIFY(notices.last().first().toString().contains(QStringLiteral("only rank 0 reports metrics")));
+        QCOMPARE(received.size(), 2);
+    }
+
+    void thePythonHelperModuleIsHeard()
+    {
+        // Both sides of the protocol agree: python/ringmaster's hello passes the token and pid checks,
+        // and its scalars frame arrives as sent.
+        MetricServer server;
+        QProcess script;
+        qint64 scriptPid = -1; // kept: processId() is 0 once the script has exited, maybe before its hello is read
+        server.setPeerCheck([&scriptPid](int rank, qint64 pid) { return rank == 0 && pid == scriptPid; });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QSignalSpy received(&server, &MetricServer::scalarsReceived);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(RINGMASTER_SOURCE_DIR "/python"));
+        env.insert(QStringLiteral("RANK"), QStringLiteral("0"));
+        env.insert(QString::fromLatin1(protocol::kSocketEnv), server.socketPath());
+        env.insert(QString::fromLatin1(protocol::kTokenEnv), server.token());
+        env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
+        script.setProcessEnvironment(env);
+        script.start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral("-c"), QStringLiteral("import ringmaster; ringmaster.log(2, loss=float(\"nan\")); ringmaster.log(3, loss=0.5, **{'val/acc': 0.25}); "
+                                                           "assert ringmaster.flush(10); print(ringmaster.dropped())")});
+        QVERIFY(script.waitForStarted(10000));
+        scriptPid = script.processId();
+        const bool heard = QTest::qWaitFor([&] { return received.size() == 1; }, 20000);
+        QVERIFY(script.state() == QProcess::NotRunning || script.waitForFinished(20000));
+        QVERIFY2(heard, script.readAllStandardError().constData());
+        QCOMPARE(script.exitCode(), 0);
+        QCOMPARE(script.readAllStandardOutput().trimmed(), QByteArray("0"));
+        const ScalarBatch batch = batchOf(received, 0);
+        QCOMPARE(batch.step, 3);
+        QCOMPARE(batch.values.size(), 2);
+        QCOMPARE(batch.values.at(0).name, QStringLiteral("loss"));
+        QCOMPARE(batch.values.at(0).value, 0.5);
+        QCOMPARE(batch.values.at(1).name, QStringLiteral("val/acc"));
+        QCOMPARE(batch.values.at(1).value, 0.25);
+        QCOMPARE(server.rejectedConnections(), 0);
     }
 
     void silentConnectionIsDroppedAfterTheHelloDeadline()

@@ -1,0 +1,105 @@
+#include "scalar_recorder.h"
+
+#include <QDateTime>
+#include <QDir>
+
+#include <cmath>
+
+#include "../protocol/wire.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr int kRoundTripDigits = 17;   // every double reads back bit-exactly
+constexpr int kWallTimeDecimals = 3;   // milliseconds
+
+void addFinite(ScalarBatch* batch, const char* name, double value)
+{
+    if (std::isfinite(value)) batch->values.append({QString::fromLatin1(name), value});
+}
+
+} // namespace
+
+ScalarBatch scalarsOf(const StepMetric& metric)
+{
+    ScalarBatch batch;
+    batch.step = metric.step;
+    addFinite(&batch, protocol::kKeyLoss, metric.loss);
+    addFinite(&batch, protocol::kKeyLr, metric.lr);
+    addFinite(&batch, protocol::kKeySamplesPerSec, metric.samplesPerSec);
+    addFinite(&batch, protocol::kKeyEpoch, static_cast<double>(metric.epoch));
+    return batch;
+}
+
+ScalarBatch scalarsOf(const EvalMetric& metric)
+{
+    ScalarBatch batch;
+    batch.step = metric.step;
+    addFinite(&batch, protocol::kKeyValLoss, metric.valLoss);
+    addFinite(&batch, protocol::kKeyValAccuracy, metric.valAccuracy);
+    return batch;
+}
+
+bool ScalarRecorder::open(const QString& runDir)
+{
+    m_file.close();
+    m_file.setFileName(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)));
+    if (!m_file.open(QIODevice::ReadWrite | QIODevice::Append)) {
+        m_error = QStringLiteral("cannot open %1: %2").arg(m_file.fileName(), m_file.errorString());
+        return false;
+    }
+    QByteArray start;
+    if (m_file.size() == 0) {
+        start = QByteArray(kScalarsHeader) + '\n';
+    } else {
+        // A row cut short (the process was killed mid-write, the disk filled) must not swallow the next one.
+        m_file.seek(m_file.size() - 1);
+        if (m_file.read(1) != "\n") start = "\n";
+    }
+    if (!start.isEmpty() && (m_file.write(start) != start.size() || !m_file.flush())) {
+        m_error = QStringLiteral("cannot write %1: %2").arg(m_file.fileName(), m_file.errorString());
+        m_file.close();
+        return false;
+    }
+    m_error.clear();
+    return true;
+}
+
+bool ScalarRecorder::append(const ScalarBatch& scalars)
+{
+    return append(scalars, static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000.0);
+}
+
+bool ScalarRecorder::append(const ScalarBatch& scalars, double wallTime)
+{
+    if (!m_file.isOpen()) {
+        m_error = QStringLiteral("scalars.csv is not open");
+        return false;
+    }
+    if (scalars.values.isEmpty()) return true;
+    const QString prefix = QString::number(scalars.step) + QLatin1Char(',') + QString::number(wallTime, 'f', kWallTimeDecimals) + QLatin1Char(',');
+    QString rows;
+    for (const auto& scalar : scalars.values) {
+        rows += prefix + csvField(scalar.name) + QLatin1Char(',') + QString::number(scalar.value, 'g', kRoundTripDigits) + QLatin1Char('\n');
+    }
+    const QByteArray bytes = rows.toUtf8();
+    if (m_file.write(bytes) != bytes.size() || !m_file.flush()) {
+        m_error = QStringLiteral("cannot write %1: %2").arg(m_file.fileName(), m_file.errorString());
+        return false;
+    }
+    m_rowsWritten += scalars.values.size();
+    return true;
+}
+
+QString ScalarRecorder::csvField(const QString& text)
+{
+    if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n')) &&
+        !text.contains(QLatin1Char('\r'))) {
+        return text;
+    }
+    QString quoted = text;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+} // namespace ringmaster::supervisor
