@@ -1,0 +1,61 @@
+#pragma once
+// Follows the TensorBoard event files that a user's training script writes (issue 9, metrics way 3), so
+// that its scalars reach the chart and scalars.csv live, whatever library wrote them (TensorBoard's
+// SummaryWriter, tensorboardX, torch.utils.tensorboard, TF): every events.out.tfevents.* file under a folder,
+// at any depth, found as it appears and read as it grows.
+//
+// A poll (every pollIntervalMs from a QTimer, and on pollNow()) reads each file from where the last one
+// stopped: only complete records are used, a record cut short by the writer is read on a later poll. Every
+// checksum is checked (the format is in core/protocol/tensorboard_records.h): a record whose data checksum
+// fails is skipped; one whose length checksum fails leaves no way to find the next record, so the rest of that
+// file is abandoned. Each file gets at most one warning for each kind of damage. Scalars are simple_value
+// and one-element float/double tensors; every other kind of value or event is skipped silently.
+// A file that shrinks (rewritten from the start) is read again from the start.
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+namespace ringmaster::supervisor {
+
+class TensorBoardFollower : public QObject
+{
+    Q_OBJECT
+
+public:
+    static constexpr int kDefaultPollIntervalMs = 500;
+    // At most this much of one file is read per poll, so a large existing log never stalls the event loop.
+    static constexpr qint64 kMaxBytesPerPoll = 8 * 1024 * 1024;
+
+    explicit TensorBoardFollower(QString folder, QObject* parent = nullptr, int pollIntervalMs = kDefaultPollIntervalMs);
+
+    void start(); // polls at once, then every interval
+    void stop();
+    // One poll now: finds new files and reads what was appended (also for a last read when a run ends).
+    void pollNow();
+
+    QString folder() const { return m_folder; }
+
+Q_SIGNALS:
+    void scalar(qint64 step, const QString& tag, double value, double wallTime);
+    // One line naming the file and the damage, for the launcher's log.
+    void warning(const QString& message);
+
+private:
+    struct FileState
+    {
+        qint64 offset = 0;        // bytes of complete records already handled
+        bool abandoned = false;   // framing lost: nothing more is read from this file
+        bool warnedBadData = false;
+        bool warnedUndecodable = false;
+        bool warnedOversized = false;
+    };
+    void readNew(const QString& path, FileState& state);
+
+    QString m_folder;
+    QTimer m_timer;
+    QHash<QString, FileState> m_files;
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,58 @@
+#pragma once
+// Rank 0's live TensorBoard event file, so that `tensorboard --logdir runs` shows a run as it trains:
+// RUN_DIR/tb/events.out.tfevents.<unix seconds>.<hostname>.<pid>, a file_version "brain.Event:2" record, then
+// one Event{wall_time, step, summary{value{tag, simple_value}}} per scalar (the format is in
+// core/protocol/tensorboard_records.h, shared with the supervisor's reader). Each call's records go to the
+// file in one write(2), with no user-space buffer, so a reader sees them at once. The file is a convenience
+// beside metrics.csv, never a reason to fail a run: the first error (cannot create, cannot write) logs one
+// warning naming the file and the reason and turns the writer off.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ringmaster::trainer {
+
+// Tags the trainer writes, grouped as TensorBoard groups them (by the part before '/').
+inline constexpr const char* kTensorBoardDir = "tb";
+inline constexpr const char* kTagTrainLoss = "train/loss";
+inline constexpr const char* kTagTrainLr = "train/lr";
+inline constexpr const char* kTagTrainSamplesPerSec = "train/samples_per_sec";
+inline constexpr const char* kTagValLoss = "val/loss";
+inline constexpr const char* kTagValAccuracy = "val/accuracy";
+
+class TensorBoardWriter
+{
+public:
+    struct Scalar
+    {
+        std::string tag;
+        double value = 0.0; // written as a float32 simple_value, as TensorBoard's own writers do
+    };
+
+    // RUN_DIR/tb/events.out.tfevents.<unix seconds>.<hostname>.<pid>, with RUN_DIR/tb created.
+    static std::unique_ptr<TensorBoardWriter> forRunDir(const std::string& runDir);
+
+    // Creates (truncates) path and writes the file_version record.
+    explicit TensorBoardWriter(std::string path);
+    ~TensorBoardWriter();
+    TensorBoardWriter(const TensorBoardWriter&) = delete;
+    TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
+
+    // One Event per scalar, all stamped with the current Unix time (or wallTime), written together.
+    void writeScalars(std::int64_t step, const std::vector<Scalar>& scalars);
+    void writeScalars(std::int64_t step, const std::vector<Scalar>& scalars, double wallTime);
+
+    bool enabled() const { return m_fd >= 0; }
+    const std::string& path() const { return m_path; }
+
+private:
+    void append(const std::string& bytes);
+    void disable(const char* action, int errnoValue);
+
+    std::string m_path;
+    int m_fd = -1;
+};
+
+} // namespace ringmaster::trainer
