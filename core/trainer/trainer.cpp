@@ -26,6 +26,7 @@
 #include "run_recorder.h"
 #include "sampler.h"
 #include "stop_signal.h"
+#include "tensorboard_writer.h"
 #include "watchdog.h"
 
 namespace fs = std::filesystem;
@@ -266,6 +267,7 @@ void Trainer::setUp()
                          m_resumePath.empty() ? "started" : "resumed", m_step, m_config.out, abandoned);
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
+        m_tensorboard = TensorBoardWriter::forRunDir(m_config.out);
         writeClassNames();
         spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
                      "{} gradient bucket(s) over {}, {} steps/epoch, {} steps in all",
@@ -408,6 +410,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         const double samplesPerSec = static_cast<double>(globalRows) / std::max(seconds, 1e-9);
         const double wallTime = elapsedSeconds();
         m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
+        m_tensorboard->writeScalars(m_step, {{kTagTrainLoss, globalLoss}, {kTagTrainLr, lr}, {kTagTrainSamplesPerSec, samplesPerSec}});
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeStep}, {wire::kKeyStep, m_step}, {wire::kKeyEpoch, epoch},
                               {wire::kKeyLoss, globalLoss}, {wire::kKeyLr, lr}, {wire::kKeySamplesPerSec, samplesPerSec},
@@ -451,6 +454,9 @@ void Trainer::evaluate(std::int64_t epoch)
     const EvalResult& result = m_lastEval;
     if (isLeader()) {
         m_recorder->appendEval(epoch, m_step, result.loss, result.accuracy);
+        std::vector<TensorBoardWriter::Scalar> evalScalars{{kTagValLoss, result.loss}};
+        if (!std::isnan(result.accuracy)) evalScalars.push_back({kTagValAccuracy, result.accuracy});
+        m_tensorboard->writeScalars(m_step, evalScalars);
         spdlog::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
                      result.accuracy, static_cast<std::int64_t>(count));
         if (m_reporter) {

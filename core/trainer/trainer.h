@@ -23,6 +23,7 @@ class Communicator;
 class GradientSynchronizer;
 class Reporter;
 class RunRecorder;
+class TensorBoardWriter;
 class ScriptedModel;
 enum class Phase;
 
@@ -86,6 +87,7 @@ private:
     std::unique_ptr<GradientSynchronizer> m_gradients;
     std::unique_ptr<Reporter> m_reporter;
     std::unique_ptr<RunRecorder> m_recorder;
+    std::unique_ptr<TensorBoardWriter> m_tensorboard; // rank 0's live event file, RUN_DIR/tb/
 
     std::string m_resumePath;
     std::string m_startNotes; // warnings for the user, sent with the "running" status (a skipped checkpoint)
