@@ -34,6 +34,7 @@ LaunchPolicy launchPolicy(const JobSpec& job)
     }
     policy.heartbeatsOverSocket = false;
     policy.outputIsProgress = true;
+    policy.groupWideProgress = true;
     policy.hangTimeoutSec = job.heartbeatTimeoutGiven ? job.heartbeatTimeoutSec : 0.0;
     policy.trainerExitCodes = false;
     policy.completesOnCleanExit = true;

@@ -8,7 +8,8 @@
 //    also gets the rest of torchrun's contract (GROUP_RANK, ROLE_*, TORCHELASTIC_*), PYTHONUNBUFFERED
 //    and RINGMASTER_RUN_DIR;
 //  - progress: the trainer heartbeats over the socket; a script sends nothing, so any line it prints
-//    counts, and its hang detection is off unless a timeout was given;
+//    counts (a line from any rank keeps the group alive), and its hang detection is off unless a
+//    timeout was given;
 //  - exit codes: the trainer's 2 (bad input, never restarted) and 3 (port taken, retried on a new
 //    port) mean something; a script's do not. The trainer reports completion itself; a script has
 //    completed when every rank exited 0.
@@ -45,6 +46,9 @@ struct LaunchPolicy
 {
     bool heartbeatsOverSocket = true;   // the program sends heartbeat frames
     bool outputIsProgress = false;      // any line a rank prints resets its hang timer
+    // The group is hung only when every rank is silent: a script usually prints on rank 0 alone, and
+    // ranks that share collectives stall together, so rank 0's lines show that the others progress.
+    bool groupWideProgress = false;
     double hangTimeoutSec = 0.0;        // a rank silent this long is hung; 0: never
     bool trainerExitCodes = true;       // exit 2 = bad input, exit 3 = rendezvous port taken
     bool completesOnCleanExit = false;  // every rank exiting 0 is completion (no status report expected)

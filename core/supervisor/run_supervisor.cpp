@@ -301,6 +301,11 @@ void RunSupervisor::onWatchdog()
     }
     if (m_bringingDown || isFinal(m_state) || m_policy.hangTimeoutSec <= 0) return;
     const auto limitMs = static_cast<qint64>(m_policy.hangTimeoutSec * 1000);
+    if (m_policy.groupWideProgress) {
+        for (const auto& rank : m_ranks) {
+            if (rank->process->isRunning() && rank->sinceHeartbeat.elapsed() <= limitMs) return;
+        }
+    }
     int culprit = -1;
     bool culpritStopped = false;
     qint64 worst = -1;

@@ -47,6 +47,7 @@ parser.add_argument("--fail-rank", type=int, default=-1)
 parser.add_argument("--fail-step", type=int, default=-1)
 parser.add_argument("--fail-first-attempt", action="store_true")
 parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--stall-step", type=int, default=-1)
 parser.add_argument("--tag", default="")
 parser.add_argument("rest", nargs="*")
 args = parser.parse_args()
@@ -80,6 +81,8 @@ for step in range(args.steps):
         raise RuntimeError("boom at step %d" % step)
     if rank == 0:
         print("step %d loss %.6f" % (step, loss.item()))
+    if step == args.stall_step:
+        time.sleep(3600)  # every rank, silently
     time.sleep(args.sleep)
 dist.destroy_process_group()
 )PY";
@@ -328,6 +331,32 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/env-1-0.json"))); // the first attempt ran, and failed
         QVERIFY(readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("out step 4 loss")));
         QVERIFY(allGone(scriptPids(dir)));
+    }
+
+    void hangDetectionCountsOutputWhenAsked()
+    {
+        // --heartbeat-timeout 10 (startup, `import torch`, counts too): rank 1 prints nothing for longer
+        // than that, but rank 0's lines show that the group progresses, so the run completes.
+        {
+            QTemporaryDir root;
+            Launch launch;
+            launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
+                                                       QStringLiteral("--steps"), QStringLiteral("30"), QStringLiteral("--sleep"),
+                                                       QStringLiteral("0.5")}));
+            QVERIFY(launch.finish(kRunTimeoutMs));
+            QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+            QVERIFY(launch.output.contains(QStringLiteral("hang detection after 10 s without output")));
+        }
+        // Every rank silent for 10 s: hung, the group is killed, the launcher exits 1.
+        QTemporaryDir root;
+        Launch launch;
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
+                                                   QStringLiteral("--steps"), QStringLiteral("100"), QStringLiteral("--stall-step"),
+                                                   QStringLiteral("2")}));
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QCOMPARE(launch.process.exitCode(), 1);
+        QVERIFY2(launch.output.contains(QStringLiteral("printed nothing for 10 s (hung")), qPrintable(launch.output));
+        QVERIFY2(allGone(scriptPids(launch.runDir())), "a hung python rank outlived the bring-down");
     }
 
     void badInputLaunchesNothing_data()
