@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QJsonObject>
 #include <QJsonValue>
 #include <QSocketNotifier>
 
@@ -66,6 +67,29 @@ QStringList splitEqualsForms(const QStringList& arguments)
     return split;
 }
 
+// A script job takes no trainer flags (they belong to ringmaster-trainer) and gets the arguments after "--".
+void checkScriptArguments(JobSpec* job, const QStringList& trainerFlags, const QString& jobFileWithTrainerFlags,
+                          bool scriptArgsGiven, const QStringList& scriptArgs)
+{
+    if (!job->isScript()) {
+        if (scriptArgsGiven) throw JobError(QStringLiteral("arguments after -- are a script's: give the script with --script PATH"));
+        if (job->python != QLatin1String(kDefaultPython)) throw JobError(QStringLiteral("--python is the interpreter of a script: give the script with --script PATH"));
+        return;
+    }
+    if (job->python.isEmpty()) throw JobError(QStringLiteral("--python: give an interpreter, e.g. --python python3"));
+    if (!trainerFlags.isEmpty()) {
+        throw JobError(QStringLiteral("%1 is a ringmaster-trainer flag and cannot be used with --script: pass your script's own "
+                                      "arguments after --, e.g. ringmaster-launch --script %2 -- %1 VALUE")
+                           .arg(trainerFlags.first(), job->script));
+    }
+    if (!jobFileWithTrainerFlags.isEmpty()) {
+        throw JobError(QStringLiteral("job file %1 holds trainer flags, which cannot be used with --script: remove its \"trainer\" section")
+                           .arg(jobFileWithTrainerFlags));
+    }
+    job->trainer = QJsonObject(); // the built-in defaults (model, data, …) are the trainer's, not the script's
+    if (scriptArgsGiven) job->scriptArgs = scriptArgs;
+}
+
 int integerFlag(const QString& flag, const QString& value)
 {
     bool ok = false;
@@ -80,6 +104,7 @@ QString launchUsage()
 {
     return QStringLiteral(
         "usage: ringmaster-launch [JOB.json] [flags] [trainer flags]\n"
+        "       ringmaster-launch --script PATH [--python INTERPRETER] [flags] [-- SCRIPT ARGS...]\n"
         "Starts one ringmaster-trainer per GPU (or CPU rank), streams rank 0's metrics, keeps per-rank logs,\n"
         "and brings the whole group down cleanly. With no GPU and no job it trains the embedded default:\n"
         "2 CPU ranks, Fashion-MNIST cnn, one epoch.\n\n"
@@ -96,7 +121,11 @@ QString launchUsage()
         "  --resume RUN_DIR|CKPT   continue a run in its own run directory, with its own job.json\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
         "  --quiet                 only the final summary\n"
-        "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50.\n"
+        "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
+        "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
+        "  -- ARGS...              everything after -- is passed to the script unchanged\n"
+        "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
+        "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
         "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n");
 }
 
@@ -110,7 +139,16 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     *job = defaultJob(usable);
     job->gpus.clear(); // the first --nproc usable GPUs (gpu_placement.h); --gpus picks them by index
     *quiet = false;
-    QStringList rest = splitEqualsForms(arguments.mid(1));
+    // Everything after "--" belongs to the script, untouched (not even --name=value splitting).
+    QStringList rest = arguments.mid(1);
+    QStringList scriptArgs;
+    const bool scriptArgsGiven = rest.contains(QStringLiteral("--"));
+    if (scriptArgsGiven) {
+        const auto separator = rest.indexOf(QStringLiteral("--"));
+        scriptArgs = rest.mid(separator + 1);
+        rest = rest.mid(0, separator);
+    }
+    rest = splitEqualsForms(rest);
     // The job file (first argument, or --job FILE anywhere) is the base; every other flag overrides it.
     QString jobFile;
     if (!rest.isEmpty() && !rest.first().startsWith(QStringLiteral("--"))) jobFile = rest.takeFirst();
@@ -130,6 +168,8 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
             job->trainerPath.clear();
         }
     }
+    const bool fileHasTrainerFlags = !jobFile.isEmpty() && !job->trainer.isEmpty();
+    QStringList trainerFlags; // given on this command line
     bool deviceGiven = false;
     bool nprocGiven = false;
     bool gpusGiven = false;
@@ -156,12 +196,15 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--output-root")) job->outputRoot = value;
         else if (flag == QLatin1String("--master-port")) job->masterPort = integerFlag(flag, value);
         else if (flag == QLatin1String("--max-restarts")) job->maxRestarts = integerFlag(flag, value);
-        else if (flag == QLatin1String("--heartbeat-timeout")) job->heartbeatTimeoutSec = toNumber(flag, value);
+        else if (flag == QLatin1String("--heartbeat-timeout")) { job->heartbeatTimeoutSec = toNumber(flag, value); job->heartbeatTimeoutGiven = true; }
         else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
         else if (flag == QLatin1String("--resume")) job->resume = value;
         else if (flag == QLatin1String("--trainer")) job->trainerPath = value;
-        else job->setTrainerOption(flag, QJsonValue(value));
+        else if (flag == QLatin1String("--script")) job->script = value;
+        else if (flag == QLatin1String("--python")) job->python = value;
+        else { job->setTrainerOption(flag, QJsonValue(value)); trainerFlags << flag; }
     }
+    checkScriptArguments(job, trainerFlags, fileHasTrainerFlags ? jobFile : QString(), scriptArgsGiven, scriptArgs);
     // --device cpu on a GPU machine: the GPU default does not apply; CPU ranks default to 2. A given
     // --nproc (even a bad one, which pre-flight reports) is kept.
     if (deviceGiven && job->device == QLatin1String("cpu")) {
@@ -317,7 +360,10 @@ void LaunchCommand::onFinished(RunState state)
         printLine(QStringLiteral("logs: %1/logs/rank-%2.log").arg(dir).arg(std::max(cause.rank, 0)));
         m_exitCode = kLaunchExitFailed;
     } else {
-        QString line = QStringLiteral("%1: %2 steps, loss %3").arg(runStateName(state)).arg(m_lastStep.step).arg(m_lastStep.loss, 0, 'f', 4);
+        // A script reports no steps over the socket: its own output is in its rank logs.
+        QString line = m_supervisor->stepsReceived() > 0
+                           ? QStringLiteral("%1: %2 steps, loss %3").arg(runStateName(state)).arg(m_lastStep.step).arg(m_lastStep.loss, 0, 'f', 4)
+                           : runStateName(state);
         if (m_haveEval) {
             line += QStringLiteral(", val_loss %1, val_accuracy %2").arg(m_lastEval.valLoss, 0, 'f', 4).arg(m_lastEval.valAccuracy, 0, 'f', 4);
         }

@@ -45,8 +45,11 @@ FailurePriority priorityOf(const RankEnd& end, const QStringList& lastLines)
 {
     if (end.exitSignal) return FailurePriority::Signalled;
     if (end.exitCode == protocol::kTrainerExitFailure) {
+        // The trainer says "a peer rank died"; a script's Gloo group says its connection to the peer closed.
+        static const QRegularExpression peerDied(
+            QStringLiteral("a peer rank died|Connection closed by peer|Connection reset by peer"));
         const QString tail = lastLines.mid(std::max<qsizetype>(0, lastLines.size() - 3)).join(QLatin1Char('\n'));
-        return tail.contains(QStringLiteral("a peer rank died")) ? FailurePriority::PeerCollateral : FailurePriority::ExitOne;
+        return peerDied.match(tail).hasMatch() ? FailurePriority::PeerCollateral : FailurePriority::ExitOne;
     }
     return FailurePriority::OtherExit;
 }
@@ -55,11 +58,38 @@ QStringList reportableLines(const QStringList& lines, int count)
 {
     static const QRegularExpression noise(
         QStringLiteral("^\\s*(frame #\\d+:|terminate called after throwing|Exception raised from |what\\(\\):\\s*$)"));
+    static const QRegularExpression pythonFrame(QStringLiteral("^\\s+File \"[^\"]*\", line \\d+"));
+    const QString tracebackHeader = QStringLiteral("Traceback (most recent call last):");
     QStringList kept;
-    for (const QString& line : lines) {
-        if (!noise.match(line).hasMatch()) kept.append(line);
+    qsizetype exceptionLine = -1; // the last Python traceback's "SomeError: message" in `kept`
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QString& line = lines.at(i);
+        if (noise.match(line).hasMatch()) continue;
+        if (line.trimmed() != tracebackHeader) {
+            kept.append(line);
+            continue;
+        }
+        // A Python traceback: its header, its innermost frame (the "File …" line and the source lines
+        // under it) and the exception line; the outer frames stay in the log, as C++ frames do.
+        kept.append(line);
+        qsizetype end = i + 1;
+        qsizetype innermost = -1;
+        for (; end < lines.size() && (lines.at(end).startsWith(QLatin1Char(' ')) || lines.at(end).startsWith(QLatin1Char('\t'))); ++end) {
+            if (pythonFrame.match(lines.at(end)).hasMatch()) innermost = end;
+        }
+        for (qsizetype j = innermost < 0 ? i + 1 : innermost; j < end; ++j) kept.append(lines.at(j));
+        if (end < lines.size()) {
+            exceptionLine = kept.size();
+            kept.append(lines.at(end));
+        }
+        i = end;
     }
-    return kept.mid(std::max<qsizetype>(0, kept.size() - count));
+    QStringList tail = kept.mid(std::max<qsizetype>(0, kept.size() - count));
+    // Lines printed after the traceback (a peer's farewell, a warning at exit) must not push the error out.
+    if (exceptionLine >= 0 && exceptionLine < kept.size() - count && count > 0) {
+        tail = QStringList{kept.at(exceptionLine)} + kept.mid(kept.size() - (count - 1));
+    }
+    return tail;
 }
 
 void FailureVerdict::reset()

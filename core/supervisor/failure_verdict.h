@@ -30,7 +30,9 @@ struct RankEnd
 QString describeEnd(const RankEnd& end);
 FailurePriority priorityOf(const RankEnd& end, const QStringList& lastLines);
 // The last `count` lines worth showing: stack frames ("frame #3: …"), "terminate called …" and
-// "Exception raised from …" lines are left out.
+// "Exception raised from …" lines are left out. Of a Python traceback only its header, its innermost
+// frame and the exception line ("RuntimeError: boom") are kept, and that exception line is always
+// among the lines returned, however much was printed after it.
 QStringList reportableLines(const QStringList& lines, int count);
 
 class FailureVerdict

@@ -74,13 +74,24 @@ QJsonObject JobSpec::toJson() const
         {QStringLiteral("run_dir"), runDir},
         {QStringLiteral("master_port"), masterPort},
         {QStringLiteral("max_restarts"), maxRestarts},
-        {QStringLiteral("heartbeat_timeout"), heartbeatTimeoutSec},
         {QStringLiteral("grace_period"), gracePeriodSec},
         {QStringLiteral("resume"), resume},
         {QStringLiteral("trainer_path"), trainerPath},
     };
-    return QJsonObject{{QStringLiteral("version"), kJobFormatVersion}, {QStringLiteral("launch"), launch},
-                       {QStringLiteral("trainer"), trainer}};
+    // A script's hang detection stays off unless a timeout was given: saving must not turn it on.
+    if (!isScript() || heartbeatTimeoutGiven) launch.insert(QStringLiteral("heartbeat_timeout"), heartbeatTimeoutSec);
+    if (isScript()) launch.insert(QStringLiteral("script"), script);
+    if (isScript() || !scriptArgs.isEmpty()) launch.insert(QStringLiteral("script_args"), QJsonArray::fromStringList(scriptArgs));
+    if (isScript() || python != QLatin1String(kDefaultPython)) launch.insert(QStringLiteral("python"), python);
+    QJsonObject object{{QStringLiteral("version"), kJobFormatVersion}, {QStringLiteral("launch"), launch}};
+    if (!isScript() || !trainer.isEmpty()) object.insert(QStringLiteral("trainer"), trainer);
+    return object;
+}
+
+QString JobSpec::runName() const
+{
+    if (isScript()) return QFileInfo(script).completeBaseName();
+    return QFileInfo(trainerOption(QStringLiteral("model"), QStringLiteral("cnn"))).completeBaseName();
 }
 
 JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
@@ -108,7 +119,8 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
                                    QStringLiteral("output_root"), QStringLiteral("run_dir"),
                                    QStringLiteral("master_port"), QStringLiteral("max_restarts"),
                                    QStringLiteral("heartbeat_timeout"), QStringLiteral("grace_period"),
-                                   QStringLiteral("resume"), QStringLiteral("trainer_path")};
+                                   QStringLiteral("resume"), QStringLiteral("trainer_path"), QStringLiteral("script"),
+                                   QStringLiteral("script_args"), QStringLiteral("python")};
     for (auto it = launch.begin(); it != launch.end(); ++it) {
         if (!known.contains(it.key())) {
             throw JobError(QStringLiteral("%1: unknown key \"launch.%2\" (known: %3)")
@@ -134,9 +146,27 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.masterPort = integer(launch, "master_port", job.masterPort, 0, 65535, origin);
     job.maxRestarts = integer(launch, "max_restarts", job.maxRestarts, 0, kMaxRestartsInJob, origin);
     job.heartbeatTimeoutSec = number(launch, "heartbeat_timeout", job.heartbeatTimeoutSec, origin);
+    job.heartbeatTimeoutGiven = launch.contains(QStringLiteral("heartbeat_timeout")) && !launch.value(QStringLiteral("heartbeat_timeout")).isNull();
     job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
     job.resume = text(launch, "resume", job.resume, origin);
     job.trainerPath = text(launch, "trainer_path", job.trainerPath, origin);
+    job.script = text(launch, "script", job.script, origin);
+    job.python = text(launch, "python", job.python, origin);
+    if (job.python.isEmpty()) {
+        throw JobError(QStringLiteral("%1: \"launch.python\" must name an interpreter, e.g. \"%2\"").arg(origin, QLatin1String(kDefaultPython)));
+    }
+    const auto scriptArgs = launch.value(QStringLiteral("script_args"));
+    if (!scriptArgs.isUndefined() && !scriptArgs.isNull()) {
+        bool strings = scriptArgs.isArray();
+        for (const auto& argument : scriptArgs.toArray()) {
+            strings = strings && argument.isString();
+            job.scriptArgs.append(argument.toString());
+        }
+        if (!strings) throw JobError(QStringLiteral("%1: \"launch.script_args\" must be a list of strings").arg(origin));
+    }
+    if (!job.scriptArgs.isEmpty() && !job.isScript()) {
+        throw JobError(QStringLiteral("%1: \"launch.script_args\" is given without \"launch.script\": name the script too").arg(origin));
+    }
     const auto trainerValue = object.value(QStringLiteral("trainer"));
     if (!trainerValue.isUndefined() && !trainerValue.isObject()) {
         throw JobError(QStringLiteral("%1: \"trainer\" must be an object of trainer flags").arg(origin));
@@ -147,6 +177,11 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
             throw JobError(QStringLiteral("%1: \"trainer.%2\" must be a number, a string or true/false").arg(origin, it.key()));
         }
         job.trainer.insert(normaliseFlag(it.key()), it.value());
+    }
+    if (job.isScript() && !job.trainer.isEmpty()) {
+        throw JobError(QStringLiteral("%1: \"trainer\" flags cannot be used with \"launch.script\" (they belong to "
+                                      "ringmaster-trainer): remove them, or pass the script its own \"launch.script_args\"")
+                           .arg(origin));
     }
     return job;
 }

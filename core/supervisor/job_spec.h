@@ -8,18 +8,22 @@
 //     "trainer": {"model": "cnn", "data": "fashion-mnist", "epochs": 1, "batch_size": 64, ...}
 //   }
 // "trainer" holds ringmaster-trainer's flags by name (see ringmaster-trainer --help); the trainer
-// reads the same file (--job), so both sides share one format. Loading checks every key and type
+// reads the same file (--job), so both sides share one format. A job that runs the user's own
+// torchrun-style script instead has "launch.script" (and optionally "script_args", a list of strings,
+// and "python", the interpreter, default python3) and no trainer flags. Loading checks every key and type
 // (integers where a count is meant, GPU indices as non-negative integers) and names the key it
 // rejects; load -> save gives back the same job, trainer flags it does not know included.
 
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 namespace ringmaster::supervisor {
 
 inline constexpr int kJobFormatVersion = 1;
 inline constexpr int kMaxJobRanks = 1024;
+inline constexpr char kDefaultPython[] = "python3";
 
 struct JobSpec
 {
@@ -35,8 +39,17 @@ struct JobSpec
     QString resume;                           // run directory or checkpoint to continue from
     QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
     QJsonObject trainer;                      // trainer flags by name
+    QString script;                           // the user's own training script (empty: the built-in trainer)
+    QStringList scriptArgs;                   // the script's own arguments
+    QString python = QString::fromLatin1(kDefaultPython); // the script's interpreter, a path or a name on PATH
+    // A script sends no heartbeats, so its hang detection is off unless a timeout was given (in the
+    // file or as --heartbeat-timeout); the built-in trainer always has one.
+    bool heartbeatTimeoutGiven = false;
 
     int worldSize() const;
+    bool isScript() const { return !script.isEmpty(); }
+    // The name a new run directory ends with: the script's stem, or the model's.
+    QString runName() const;
     QJsonObject toJson() const;
     // Throws JobError (with a message naming the key) for a malformed file or value.
     static JobSpec fromJson(const QJsonObject& object, const QString& origin);

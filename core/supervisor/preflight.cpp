@@ -16,6 +16,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr int kValidateTimeoutMs = 60000;
+constexpr int kTorchImportTimeoutMs = 60000; // a cold `import torch` on a loaded machine takes seconds
 constexpr int kMaxRanks = 1024; // the shared-memory all-reduce's cell count
 constexpr int kCancelPollMs = 100;
 
@@ -47,6 +48,56 @@ QString checkOutputFolder(const QString& target)
 
 namespace {
 
+// A short check program's result: its exit, its output, or why it gave none.
+struct CheckRun
+{
+    QString failure;          // "cancelled", "did not answer in N s", "cannot run …", "was interrupted …"
+    int exitCode = 0;
+    QString standardOutput;
+    QString standardError;
+};
+
+// Runs `program arguments` with the torchrun and socket variables removed (a check is not a rank),
+// polling `cancelled`, killed after timeoutMs.
+CheckRun runCheck(const QString& program, const QStringList& arguments, const QString& what, int timeoutMs,
+                  const std::atomic_bool* cancelled, const QProcessEnvironment& extra = {})
+{
+    QProcess process;
+    process.setProgram(program);
+    process.setArguments(arguments);
+    process.setStandardInputFile(QProcess::nullDevice());
+    auto environment = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
+                             "SLURM_LOCALID", "SLURM_NTASKS", "RINGMASTER_SOCKET", "RINGMASTER_TOKEN"}) {
+        environment.remove(QString::fromLatin1(name));
+    }
+    environment.insert(extra);
+    process.setProcessEnvironment(environment);
+    process.start();
+    CheckRun result;
+    QElapsedTimer clock;
+    clock.start();
+    while (!process.waitForFinished(kCancelPollMs)) {
+        const bool cancel = cancelled && cancelled->load();
+        if (!cancel && clock.elapsed() < timeoutMs && process.state() != QProcess::NotRunning) continue;
+        if (process.state() == QProcess::NotRunning) break; // it failed to start
+        process.kill();
+        process.waitForFinished();
+        result.failure = cancel ? QStringLiteral("cancelled") : QStringLiteral("%1 did not answer in %2 s").arg(what).arg(timeoutMs / 1000);
+        return result;
+    }
+    if (process.error() == QProcess::FailedToStart) {
+        result.failure = QStringLiteral("cannot run %1: %2").arg(program, process.errorString());
+    } else if (process.exitStatus() == QProcess::CrashExit) {
+        // Ctrl-C at a terminal reaches the check too (it is in the terminal's group).
+        result.failure = QStringLiteral("%1 was interrupted (signal %2)").arg(what).arg(process.exitCode());
+    }
+    result.exitCode = process.exitCode();
+    result.standardOutput = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
+    result.standardError = QString::fromUtf8(process.readAllStandardError()).trimmed();
+    return result;
+}
+
 QString validateWithTrainer(const QString& trainer, const JobSpec& job, const std::atomic_bool* cancelled)
 {
     // The job's trainer flags as flags (not a temporary job file): the trainer's message then names
@@ -58,43 +109,49 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job, const st
     arguments << QStringLiteral("--device") << job.device << QStringLiteral("--validate-only");
     // The checkpoint the ranks would resume from is read now: a damaged or mismatched one is bad input.
     if (!job.resume.isEmpty()) arguments << QStringLiteral("--resume") << job.resume;
-    QProcess process;
-    process.setProgram(trainer);
-    process.setArguments(arguments);
-    process.setStandardInputFile(QProcess::nullDevice());
-    auto environment = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
-                             "SLURM_LOCALID", "SLURM_NTASKS", "RINGMASTER_SOCKET", "RINGMASTER_TOKEN"}) {
-        environment.remove(QString::fromLatin1(name));
-    }
     // The world size decides each rank's shard: a batch larger than the shard is bad input.
-    environment.insert(QStringLiteral("WORLD_SIZE"), QString::number(job.worldSize()));
-    process.setProcessEnvironment(environment);
-    process.start();
-    QElapsedTimer clock;
-    clock.start();
-    while (!process.waitForFinished(kCancelPollMs)) {
-        const bool cancel = cancelled && cancelled->load();
-        if (!cancel && clock.elapsed() < kValidateTimeoutMs && process.state() != QProcess::NotRunning) continue;
-        if (process.state() == QProcess::NotRunning) break; // it failed to start
-        process.kill();
-        process.waitForFinished();
-        return cancel ? QStringLiteral("cancelled")
-                      : QStringLiteral("%1 --validate-only did not answer in %2 s").arg(trainer).arg(kValidateTimeoutMs / 1000);
-    }
-    if (process.error() == QProcess::FailedToStart) {
-        return QStringLiteral("cannot run %1: %2").arg(trainer, process.errorString());
-    }
-    if (process.exitStatus() == QProcess::CrashExit) {
-        // Ctrl-C at a terminal reaches the validator too (it is in the terminal's group).
-        return QStringLiteral("%1 --validate-only was interrupted (signal %2)").arg(trainer).arg(process.exitCode());
-    }
-    if (process.exitCode() == 0) return {};
-    QString message = QString::fromUtf8(process.readAllStandardError()).trimmed();
-    if (message.isEmpty()) message = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
+    QProcessEnvironment world;
+    world.insert(QStringLiteral("WORLD_SIZE"), QString::number(job.worldSize()));
+    const CheckRun run = runCheck(trainer, arguments, trainer + QStringLiteral(" --validate-only"), kValidateTimeoutMs, cancelled, world);
+    if (!run.failure.isEmpty()) return run.failure;
+    if (run.exitCode == 0) return {};
+    QString message = run.standardError.isEmpty() ? run.standardOutput : run.standardError;
     message = message.section(QLatin1Char('\n'), -1).trimmed(); // the error is the last line; warnings come before
     message.remove(QStringLiteral("ringmaster-trainer: error: "));
-    return message.isEmpty() ? QStringLiteral("the trainer rejected the job (exit code %1)").arg(process.exitCode()) : message;
+    return message.isEmpty() ? QStringLiteral("the trainer rejected the job (exit code %1)").arg(run.exitCode) : message;
+}
+
+// The script is a readable file and the interpreter exists; cheap, so made before anything slow.
+QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
+{
+    const QFileInfo script(job.script);
+    if (!script.exists()) return QStringLiteral("--script %1: no such file: give the path of your training script").arg(job.script);
+    if (!script.isFile() || !script.isReadable()) {
+        return QStringLiteral("--script %1: not a readable file: give the path of your training script").arg(job.script);
+    }
+    result->scriptPath = script.absoluteFilePath();
+    result->interpreterPath = locateInterpreter(job.python);
+    if (result->interpreterPath.isEmpty()) {
+        return QStringLiteral("--python %1: no such interpreter%2: install Python 3 with PyTorch, or give its path with --python PATH")
+            .arg(job.python, job.python.contains(QLatin1Char('/')) ? QString() : QStringLiteral(" on PATH"));
+    }
+    return {};
+}
+
+// The interpreter can import torch: a script without it would fail on every rank at its first line.
+QString checkInterpreterHasTorch(const JobSpec& job, PreflightResult* result, const std::atomic_bool* cancelled)
+{
+    const CheckRun run = runCheck(result->interpreterPath,
+                                  {QStringLiteral("-c"), QStringLiteral("import torch, sys; print(torch.__version__)")},
+                                  result->interpreterPath + QStringLiteral(" -c 'import torch'"), kTorchImportTimeoutMs, cancelled);
+    if (!run.failure.isEmpty()) return run.failure;
+    if (run.exitCode != 0) {
+        const QString why = (run.standardError.isEmpty() ? run.standardOutput : run.standardError).section(QLatin1Char('\n'), -1).trimmed();
+        return QStringLiteral("--python %1 (%2) cannot import torch (%3): install PyTorch for it, or choose another interpreter with --python PATH")
+            .arg(job.python, result->interpreterPath, why.isEmpty() ? QStringLiteral("exit code %1").arg(run.exitCode) : why);
+    }
+    result->torchVersion = run.standardOutput.section(QLatin1Char('\n'), -1).trimmed();
+    return {};
 }
 
 } // namespace
@@ -129,11 +186,21 @@ QString locateTrainer(const JobSpec& job)
     return QStandardPaths::findExecutable(QStringLiteral("ringmaster-trainer"));
 }
 
+QString locateInterpreter(const QString& python)
+{
+    if (python.contains(QLatin1Char('/'))) {
+        const QFileInfo path(python);
+        return path.isFile() && path.isExecutable() ? path.absoluteFilePath() : QString();
+    }
+    return QStandardPaths::findExecutable(python);
+}
+
 PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancelled)
 {
     PreflightResult result;
-    result.trainerPath = locateTrainer(job);
-    if (result.trainerPath.isEmpty() || !QFileInfo(result.trainerPath).isExecutable()) {
+    if (job.isScript()) {
+        if (!(result.error = checkScriptFiles(job, &result)).isEmpty()) return result;
+    } else if (result.trainerPath = locateTrainer(job); result.trainerPath.isEmpty() || !QFileInfo(result.trainerPath).isExecutable()) {
         result.error = QStringLiteral("ringmaster-trainer not found%1: build it, or give its path with --trainer PATH")
                            .arg(result.trainerPath.isEmpty() ? QString() : QStringLiteral(" at ") + result.trainerPath);
         return result;
@@ -168,7 +235,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
     }
     const QString outputTarget = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
     if (!(result.error = checkOutputFolder(outputTarget)).isEmpty()) return result;
-    if (!(result.error = validateWithTrainer(result.trainerPath, job, cancelled)).isEmpty()) return result;
+    // A script is checked by its interpreter importing torch; the trainer validates its own flags.
+    result.error = job.isScript() ? checkInterpreterHasTorch(job, &result, cancelled)
+                                  : validateWithTrainer(result.trainerPath, job, cancelled);
+    if (!result.error.isEmpty()) return result;
     if (job.masterPort < 0 || job.masterPort > 65535) {
         result.error = QStringLiteral("--master-port %1: must be in 1..65535, or 0 to pick a free one").arg(job.masterPort);
         return result;

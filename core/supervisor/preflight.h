@@ -3,7 +3,9 @@
 // the trainer binary, the launcher settings, the GPUs (existing, usable, not repeated, enough for
 // --nproc), a writable output folder, the trainer's own validation of the hyperparameters and the
 // dataset for this world size (ringmaster-trainer --validate-only, given the job's trainer flags as
-// flags, so its messages name the flag the user gave), and a free master port. Nothing is created
+// flags, so its messages name the flag the user gave), and a free master port. For the user's own
+// script, instead of the trainer: the script is a readable file, the interpreter exists and can
+// `import torch` (its version is reported). Nothing is created
 // when a check fails. It can take a second or more: a GUI runs it off its own thread.
 
 #include <QList>
@@ -27,6 +29,9 @@ struct PreflightResult
     int masterPort = 0;       // the port to use (picked when the job says 0)
     QList<int> gpus;          // cuda: the GPUs, rank i on gpus[i] (see gpu_placement.h)
     QString visibleDevices;   // cuda: CUDA_VISIBLE_DEVICES for every rank
+    QString scriptPath;       // a script job: the script's absolute path
+    QString interpreterPath;  // a script job: the interpreter's absolute path
+    QString torchVersion;     // a script job: torch.__version__ as that interpreter reports it
     bool ok() const { return error.isEmpty(); }
 };
 
@@ -39,6 +44,8 @@ QString checkOutputFolder(const QString& folder);
 
 // ringmaster-trainer: the job's trainer_path, else $RINGMASTER_TRAINER, else beside this executable, else on PATH.
 QString locateTrainer(const JobSpec& job);
+// A Python interpreter given as a path, or as a name looked up on PATH; empty when there is none.
+QString locateInterpreter(const QString& python);
 // NVIDIA GPUs that NVML (or /proc/driver/nvidia/gpus) reports; 0 without a driver.
 int nvidiaGpuCount();
 // A free TCP port on 127.0.0.1 (0 if none could be bound).

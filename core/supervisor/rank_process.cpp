@@ -45,6 +45,11 @@ void prepareChild(pid_t groupLeader, pid_t supervisorPid, int maxFd)
     if (::setpgid(0, groupLeader) != 0) childFailure("cannot join the job's process group");
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFailure("cannot ask to die with the supervisor"); // even if it is SIGKILLed
     if (::getppid() != supervisorPid) ::_exit(127); // the supervisor died before prctl took effect
+    // "Checkpoint now" (SIGUSR1) is ignored until the program installs a handler, as the trainer does
+    // and a script may: a script without one keeps training instead of dying of the default action.
+    struct sigaction ignore{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGUSR1, &ignore, nullptr);
     // Every inherited descriptor above stderr closes on exec: one call on Linux 5.11+, else a loop.
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
     for (int fd = 3; fd < maxFd; ++fd) {

@@ -21,7 +21,9 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
         }
     } else if (!job.runDir.isEmpty()) {
         m_path = QFileInfo(job.runDir).absoluteFilePath();
-        if (QFileInfo::exists(m_path + QStringLiteral("/metrics.csv"))) {
+        // A script run leaves no metrics.csv; its summary.json marks the folder as a run's.
+        if (QFileInfo::exists(m_path + QStringLiteral("/metrics.csv")) ||
+            (job.isScript() && QFileInfo::exists(m_path + QStringLiteral("/summary.json")))) {
             *error = QStringLiteral("--out %1 already holds a run: continue it with --resume %1, or choose another folder")
                          .arg(m_path);
             return false;
@@ -30,7 +32,7 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
     } else {
         const QString stem = QFileInfo(job.outputRoot).absoluteFilePath() + QLatin1Char('/') +
                              QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
-                             QFileInfo(job.trainerOption(QStringLiteral("model"), QStringLiteral("cnn"))).completeBaseName();
+                             job.runName();
         m_path = stem;
         for (int n = 2; QFileInfo::exists(m_path); ++n) m_path = stem + QStringLiteral("-%1").arg(n);
         created = true;
@@ -53,6 +55,7 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
     m_launcherLog.close();
     m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
     m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    m_clock.start();
     return true;
 }
 
@@ -77,7 +80,12 @@ void RunDirectory::patchSummary(const Outcome& outcome) const
     if (in.open(QIODevice::ReadOnly)) summary = QJsonDocument::fromJson(in.readAll()).object();
     in.close();
     const bool failed = outcome.state == RunState::Failed;
-    if (failed || !summary.contains(QStringLiteral("status"))) summary.insert(QStringLiteral("status"), runStateName(outcome.state));
+    if (failed || outcome.supervisorOwnsSummary || !summary.contains(QStringLiteral("status"))) {
+        summary.insert(QStringLiteral("status"), runStateName(outcome.state));
+    }
+    if (outcome.supervisorOwnsSummary || !summary.contains(QStringLiteral("seconds"))) {
+        summary.insert(QStringLiteral("seconds"), static_cast<double>(m_clock.elapsed()) / 1000.0);
+    }
     summary.insert(QStringLiteral("restarts"), outcome.restarts);
     summary.insert(QStringLiteral("world_size"), outcome.worldSize);
     summary.insert(QStringLiteral("metrics_received_over_socket"), outcome.metricsReceived);

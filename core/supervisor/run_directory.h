@@ -2,8 +2,10 @@
 // The files of one run directory that the supervisor owns: choosing a new directory (time-sorted,
 // never overwriting another run) or the one being resumed, the resolved job.json, the launcher's log,
 // the newest checkpoint, and summary.json, which the trainer writes and the supervisor completes with
-// what only it knows (final status after a failure, restarts, world size, root cause).
+// what only it knows (final status after a failure, restarts, world size, root cause). For the user's
+// own script, which writes no summary, the supervisor writes all of it.
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QString>
 
@@ -34,6 +36,7 @@ public:
         int worldSize = 0;
         qint64 metricsReceived = 0;
         RootCause rootCause;
+        bool supervisorOwnsSummary = false; // a script run: status and seconds are the supervisor's
     };
     // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status.
     void patchSummary(const Outcome& outcome) const;
@@ -43,6 +46,7 @@ public:
 private:
     QString m_path;
     QFile m_launcherLog;
+    QElapsedTimer m_clock;                  // since prepare(): the run's seconds when the program writes none
 };
 
 } // namespace ringmaster::supervisor

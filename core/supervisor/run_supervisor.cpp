@@ -1,8 +1,6 @@
 #include "run_supervisor.h"
 
-#include <QFileInfo>
 #include <QJsonObject>
-#include <QThread>
 
 #include <csignal>
 #include <limits>
@@ -13,6 +11,7 @@
 #include "../protocol/wire.h"
 #include "metric_server.h"
 #include "proc_info.h"
+#include "rank_command.h"
 #include "rank_process.h"
 
 namespace ringmaster::supervisor {
@@ -129,7 +128,13 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
         return false;
     }
     m_job = job;
+    if (job.isScript()) {
+        // job.json records what runs: the script and the interpreter that pre-flight resolved.
+        m_job.script = checked.scriptPath;
+        m_job.python = checked.interpreterPath;
+    }
     m_checked = checked;
+    m_policy = launchPolicy(m_job);
     m_masterPort = checked.masterPort;
     m_server = std::make_unique<MetricServer>();
     m_server->setPeerCheck([this](int rank, qint64 pid) { return acceptsPeer(rank, pid); });
@@ -148,8 +153,13 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
     m_stepsReceived = 0;
     m_totalSteps = 0;
     m_stepsPerEpoch = 0;
-    log(QStringLiteral("run directory %1; socket %2; master port %3; trainer %4")
-            .arg(runDir(), m_server->socketPath()).arg(m_masterPort).arg(checked.trainerPath));
+    log(QStringLiteral("run directory %1; socket %2; master port %3; %4")
+            .arg(runDir(), m_server->socketPath()).arg(m_masterPort)
+            .arg(m_job.isScript() ? QStringLiteral("script %1; interpreter %2 (torch %3); hang detection %4")
+                                        .arg(checked.scriptPath, checked.interpreterPath, checked.torchVersion,
+                                             m_policy.hangTimeoutSec > 0 ? QStringLiteral("after %1 s without output").arg(m_policy.hangTimeoutSec)
+                                                                         : QStringLiteral("off"))
+                                  : QStringLiteral("trainer ") + checked.trainerPath));
     setState(RunState::Starting);
     launchGroup();
     m_watchdog.start();
@@ -177,26 +187,6 @@ bool RunSupervisor::acceptsPeer(int rank, qint64 pid) const
     return rankPid > 0 && m_ranks[static_cast<std::size_t>(rank)]->process->isRunning() && proc::isSelfOrDescendant(pid, rankPid);
 }
 
-QProcessEnvironment RunSupervisor::rankEnvironment() const
-{
-    const int world = m_job.worldSize();
-    const int cores = std::max(1, QThread::idealThreadCount());
-    auto base = QProcessEnvironment::systemEnvironment();
-    base.insert(QStringLiteral("WORLD_SIZE"), QString::number(world));
-    base.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(world));
-    base.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
-    base.insert(QStringLiteral("MASTER_PORT"), QString::number(m_masterPort));
-    base.insert(QStringLiteral("OMP_NUM_THREADS"), QString::number(std::max(1, cores / world)));
-    base.insert(key(protocol::kSocketEnv), m_server->socketPath());
-    base.insert(key(protocol::kTokenEnv), m_server->token());
-    if (m_job.device == QLatin1String("cuda")) {
-        // NVML's numbering (PCI bus order), which the GPU panel and --gpus use; see gpu_placement.h.
-        base.insert(QStringLiteral("CUDA_DEVICE_ORDER"), QStringLiteral("PCI_BUS_ID"));
-        base.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), m_checked.visibleDevices);
-    }
-    return base;
-}
-
 void RunSupervisor::launchGroup()
 {
     // A stop (Ctrl-C, Stop, Kill) that arrived while a relaunch was queued wins over the relaunch.
@@ -216,17 +206,17 @@ void RunSupervisor::launchGroup()
     const int world = m_job.worldSize();
     const bool cuda = m_job.device == QLatin1String("cuda");
 
-    QStringList arguments{QStringLiteral("--job"), m_dir.jobFile(), QStringLiteral("--out"), runDir(),
-                          QStringLiteral("--device"), m_job.device};
-    // A restart (or a resume of a whole run directory) names the run directory, not its newest file: the
-    // trainer then takes the newest intact checkpoint, skipping one that a crash left damaged.
-    const bool hasCheckpoint = !m_dir.latestCheckpoint().isEmpty();
-    if ((m_restarts > 0 || !m_job.resume.isEmpty()) && hasCheckpoint) {
-        const bool ownTimeline = m_job.resume.isEmpty() || m_restarts > 0 || QFileInfo(m_job.resume).isDir();
-        arguments << QStringLiteral("--resume") << (ownTimeline ? runDir() : m_job.resume);
-        log(QStringLiteral("resuming from %1").arg(arguments.last()));
-    }
-    const QProcessEnvironment base = rankEnvironment();
+    LaunchContext context;
+    context.runDir = runDir();
+    context.jobFile = m_dir.jobFile();
+    context.masterPort = m_masterPort;
+    context.socketPath = m_server->socketPath();
+    context.token = m_server->token();
+    context.restartCount = m_restarts;
+    context.resumeFrom = trainerResumeTarget(m_job, m_restarts, runDir(), m_dir.latestCheckpoint());
+    if (!context.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(context.resumeFrom));
+    const QProcessEnvironment base = QProcessEnvironment::systemEnvironment();
+    QString command;
     for (int r = 0; r < world; ++r) {
         auto rank = std::make_unique<Rank>();
         rank->status.rank = r;
@@ -237,6 +227,11 @@ void RunSupervisor::launchGroup()
         rank->sinceHeartbeat.start();
         m_ranks.push_back(std::move(rank));
         connect(process, &RankProcess::lineLogged, this, &RunSupervisor::logLine);
+        if (m_policy.outputIsProgress) {
+            connect(process, &RankProcess::lineLogged, this, [this, generation](int printed) {
+                if (generation == m_launchGeneration) onHeartbeat(printed, -1, QString());
+            });
+        }
         // Queued: an end reported while start() runs is handled once every rank of the launch is
         // known; the generation drops what a previous launch's ranks reported late.
         connect(process, &RankProcess::finished, this, [this, generation](int ended, int exitCode, int exitSignal) {
@@ -253,19 +248,19 @@ void RunSupervisor::launchGroup()
             Q_EMIT rankChanged(r);
             continue;
         }
-        auto environment = base;
-        environment.insert(QStringLiteral("RANK"), QString::number(r));
-        environment.insert(QStringLiteral("LOCAL_RANK"), QString::number(r));
+        const RankCommand rankCommand = commandFor(m_job, m_checked, r, context, base);
+        command = describeCommand(rankCommand);
         // Rank 0 founds the job's process group; start() returns after exec, so the group exists
         // when the next rank joins it.
-        process->start(m_checked.trainerPath, arguments, environment, m_group);
+        process->start(rankCommand.program, rankCommand.arguments, rankCommand.environment, m_group);
         m_ranks.back()->status.pid = process->pid();
         if (r == 0 && process->pid() > 0 && process->isRunning()) m_group = static_cast<pid_t>(process->pid());
         if (process->pid() > 0) m_oom.track(process->pid());
         Q_EMIT rankChanged(r);
     }
-    log(QStringLiteral("started %1 rank(s) in process group %2: %3 %4")
-            .arg(world).arg(m_group).arg(m_checked.trainerPath, arguments.join(QLatin1Char(' '))));
+    log(QStringLiteral("started %1 rank(s) in process group %2: %3").arg(world).arg(m_group).arg(command));
+    // A program that reports nothing over the socket is running once it is started.
+    if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);
 }
 
 void RunSupervisor::onHeartbeat(int rank, qint64 step, const QString& phase)
@@ -276,8 +271,8 @@ void RunSupervisor::onHeartbeat(int rank, qint64 step, const QString& phase)
     }
     auto& r = *m_ranks[static_cast<std::size_t>(rank)];
     r.sinceHeartbeat.restart();
-    r.status.step = step;
-    r.status.phase = phase;
+    if (step >= 0) r.status.step = step; // -1: a line of output, which counts as progress but has no step
+    if (!phase.isEmpty()) r.status.phase = phase;
     if (r.status.state == RankState::Starting) r.status.state = RankState::Running;
     Q_EMIT rankChanged(rank);
 }
@@ -304,8 +299,13 @@ void RunSupervisor::onWatchdog()
         if (peak > rank->status.peakRssKiB) rank->status.peakRssKiB = peak;
         m_oom.track(rank->process->pid()); // follows a rank moved to another memory cgroup
     }
-    if (m_bringingDown || isFinal(m_state)) return;
-    const auto limitMs = static_cast<qint64>(m_job.heartbeatTimeoutSec * 1000);
+    if (m_bringingDown || isFinal(m_state) || m_policy.hangTimeoutSec <= 0) return;
+    const auto limitMs = static_cast<qint64>(m_policy.hangTimeoutSec * 1000);
+    if (m_policy.groupWideProgress) {
+        for (const auto& rank : m_ranks) {
+            if (rank->process->isRunning() && rank->sinceHeartbeat.elapsed() <= limitMs) return;
+        }
+    }
     int culprit = -1;
     bool culpritStopped = false;
     qint64 worst = -1;
@@ -330,8 +330,8 @@ void RunSupervisor::onWatchdog()
     rank.status.state = RankState::Hung;
     Q_EMIT rankChanged(culprit);
     considerFailure(culprit,
-                    QStringLiteral("stopped heartbeating for %1 s (hung%2; silent ranks: %3)")
-                        .arg(m_job.heartbeatTimeoutSec)
+                    QStringLiteral("%1 for %2 s (hung%3; silent ranks: %4)")
+                        .arg(m_policy.silenceWord).arg(m_policy.hangTimeoutSec)
                         .arg(culpritStopped ? QStringLiteral(", process is stopped") : QString())
                         .arg(silent.join(QStringLiteral(", "))),
                     FailurePriority::Hung, {});
@@ -438,7 +438,8 @@ void RunSupervisor::concludeIfAllExited()
     const RootCause cause = m_verdict.rootCause();
     if (m_verdict.failed() && !m_stopRequested) {
         // Another process took the rendezvous port after pre-flight picked it: not the job's fault.
-        if (cause.exitCode == protocol::kTrainerExitAddressInUse && m_job.masterPort == 0 && m_portRetries < kMaxPortRetries) {
+        if (m_policy.trainerExitCodes && cause.exitCode == protocol::kTrainerExitAddressInUse && m_job.masterPort == 0 &&
+            m_portRetries < kMaxPortRetries) {
             ++m_portRetries;
             if (relaunchAfter(QStringLiteral("rendezvous port %1 was taken by another process; retry %2 of %3 on a new port")
                                   .arg(m_masterPort).arg(m_portRetries).arg(kMaxPortRetries), false)) {
@@ -446,7 +447,7 @@ void RunSupervisor::concludeIfAllExited()
             }
         }
         // Bad input fails the same way every time: no restart.
-        if (m_restarts < m_job.maxRestarts && cause.exitCode != protocol::kTrainerExitUsage) {
+        if (m_restarts < m_job.maxRestarts && !(m_policy.trainerExitCodes && cause.exitCode == protocol::kTrainerExitUsage)) {
             ++m_restarts;
             if (relaunchAfter(QStringLiteral("restart %1 of %2 after: %3").arg(m_restarts).arg(m_job.maxRestarts).arg(cause.summary()), true)) {
                 return;
@@ -455,6 +456,8 @@ void RunSupervisor::concludeIfAllExited()
         finishRun(RunState::Failed);
         return;
     }
+    // Every rank exited 0 and none failed: for a program that reports no status, that is completion.
+    if (m_policy.completesOnCleanExit) return finishRun(m_stopRequested ? RunState::Stopped : RunState::Completed);
     // Rank 0 reports the end over the socket; if its last frames were lost, summary.json is the durable
     // record (not after a stop, when the file may still be an earlier segment's).
     QString status = m_finalStatus;
@@ -495,6 +498,7 @@ void RunSupervisor::finishRun(RunState state)
     outcome.worldSize = m_job.worldSize();
     outcome.metricsReceived = m_stepsReceived;
     outcome.rootCause = m_verdict.rootCause();
+    outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
     m_dir.patchSummary(outcome);
     if (state == RunState::Failed) {
         log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));

@@ -1,5 +1,6 @@
 #pragma once
-// Runs one job: pre-flight, a run directory, the metric socket, one ringmaster-trainer per rank in
+// Runs one job: pre-flight, a run directory, the metric socket, one ringmaster-trainer (or one
+// interpreter running the user's own script: rank_command.h says what differs) per rank in
 // one process group of its own (not the terminal's: Ctrl-C reaches the front end, which asks for a
 // graceful stop), then watches it. One rank failing (or going silent past the heartbeat timeout)
 // brings the whole group down and names the root cause (failure_verdict.h); --max-restarts relaunches
@@ -22,6 +23,7 @@
 #include "job_spec.h"
 #include "oom_watch.h"
 #include "preflight.h"
+#include "rank_command.h"
 #include "run_directory.h"
 #include "run_types.h"
 
@@ -88,7 +90,6 @@ private:
 
     void connectServer();
     void launchGroup();
-    QProcessEnvironment rankEnvironment() const;
     bool ownsGroup() const;
     bool acceptsPeer(int rank, qint64 pid) const;
     void onRankFinished(int rank, int exitCode, int exitSignal);
@@ -106,6 +107,7 @@ private:
 
     JobSpec m_job;
     PreflightResult m_checked;
+    LaunchPolicy m_policy;
     int m_masterPort = 0;
     RunDirectory m_dir;
     RunState m_state = RunState::Idle;

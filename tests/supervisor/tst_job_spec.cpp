@@ -32,6 +32,68 @@ private Q_SLOTS:
         QCOMPARE(loaded.toJson(), job.toJson());
     }
 
+    void scriptJobRoundTrips()
+    {
+        // A script job: its keys come back, no trainer section appears, and a heartbeat timeout that was
+        // never given is not written (saving must not switch a script's hang detection on).
+        const QByteArray original = QByteArrayLiteral(R"({
+          "version": 1,
+          "launch": {"device": "cpu", "nproc": 2, "gpus": [], "output_root": "runs", "run_dir": "",
+                     "master_port": 0, "max_restarts": 1, "grace_period": 30, "resume": "", "trainer_path": "",
+                     "script": "train.py", "script_args": ["--epochs", "3", "--name=a b"], "python": "/usr/bin/python3"}
+        })");
+        QTemporaryDir dir;
+        QFile in(dir.filePath(QStringLiteral("in.json")));
+        QVERIFY(in.open(QIODevice::WriteOnly));
+        in.write(original);
+        in.close();
+        const JobSpec job = JobSpec::load(in.fileName());
+        QVERIFY(job.isScript());
+        QCOMPARE(job.scriptArgs, (QStringList{QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--name=a b")}));
+        QCOMPARE(job.python, QStringLiteral("/usr/bin/python3"));
+        QVERIFY(!job.heartbeatTimeoutGiven);
+        QCOMPARE(job.runName(), QStringLiteral("train"));
+        const QString saved = dir.filePath(QStringLiteral("out.json"));
+        job.save(saved);
+        QCOMPARE(JobSpec::load(saved).toJson(), QJsonDocument::fromJson(original).object());
+        JobSpec timed = job;
+        timed.heartbeatTimeoutSec = 30;
+        timed.heartbeatTimeoutGiven = true;
+        timed.save(saved);
+        const JobSpec reloaded = JobSpec::load(saved);
+        QVERIFY(reloaded.heartbeatTimeoutGiven);
+        QCOMPARE(reloaded.heartbeatTimeoutSec, 30.0);
+    }
+
+    void scriptCommandLine()
+    {
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--script=train.py"), QStringLiteral("--python"),
+                                      QStringLiteral("python3.11"), QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--"),
+                                      QStringLiteral("--lr=0.1"), QStringLiteral("--"), QStringLiteral("x")},
+                                     &parsed, &quiet));
+        QCOMPARE(parsed.script, QStringLiteral("train.py"));
+        QCOMPARE(parsed.python, QStringLiteral("python3.11"));
+        QCOMPARE(parsed.scriptArgs, (QStringList{QStringLiteral("--lr=0.1"), QStringLiteral("--"), QStringLiteral("x")}));
+        QVERIFY(parsed.trainer.isEmpty()); // the built-in defaults are the trainer's
+        QVERIFY(!parsed.heartbeatTimeoutGiven);
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--script"), QStringLiteral("t.py"),
+                                      QStringLiteral("--heartbeat-timeout"), QStringLiteral("45")}, &parsed, &quiet));
+        QVERIFY(parsed.heartbeatTimeoutGiven);
+        QCOMPARE(parsed.heartbeatTimeoutSec, 45.0);
+        // A trainer job file's flags cannot ride along with --script.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("job.json"));
+        defaultJob(0).save(path);
+        try {
+            parseLaunchArguments({QStringLiteral("ringmaster-launch"), path, QStringLiteral("--script"), QStringLiteral("t.py")}, &parsed, &quiet);
+            QFAIL("a job file with trainer flags was accepted with --script");
+        } catch (const JobError& e) {
+            QVERIFY2(e.message().contains(QStringLiteral("holds trainer flags")), qPrintable(e.message()));
+        }
+    }
+
     void badFilesNameTheProblem_data()
     {
         QTest::addColumn<QByteArray>("content");
@@ -53,6 +115,13 @@ private Q_SLOTS:
         QTest::newRow("fractional ranks") << QByteArrayLiteral("{\"launch\": {\"nproc\": 2.5}}") << QStringLiteral("launch.nproc");
         QTest::newRow("port") << QByteArrayLiteral("{\"launch\": {\"master_port\": 70000}}") << QStringLiteral("launch.master_port");
         QTest::newRow("restarts") << QByteArrayLiteral("{\"launch\": {\"max_restarts\": -1}}") << QStringLiteral("launch.max_restarts");
+        QTest::newRow("script args type") << QByteArrayLiteral("{\"launch\": {\"script\": \"t.py\", \"script_args\": [\"a\", 1]}}")
+                                          << QStringLiteral("\"launch.script_args\" must be a list of strings");
+        QTest::newRow("script args without script") << QByteArrayLiteral("{\"launch\": {\"script_args\": [\"a\"]}}")
+                                                    << QStringLiteral("without \"launch.script\"");
+        QTest::newRow("script with trainer flags") << QByteArrayLiteral("{\"launch\": {\"script\": \"t.py\"}, \"trainer\": {\"lr\": 0.1}}")
+                                                   << QStringLiteral("\"trainer\" flags cannot be used with \"launch.script\"");
+        QTest::newRow("empty python") << QByteArrayLiteral("{\"launch\": {\"python\": \"\"}}") << QStringLiteral("launch.python");
         QTest::newRow("trainer list") << QByteArrayLiteral("{\"trainer\": {\"lr\": [0.1]}}")
                                       << QStringLiteral("\"trainer.lr\" must be a number, a string or true/false");
     }

@@ -1,0 +1,106 @@
+#include "rank_command.h"
+
+#include <QFileInfo>
+#include <QThread>
+
+#include <algorithm>
+
+#include "../protocol/wire.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr char kMasterAddress[] = "127.0.0.1";
+
+void set(QProcessEnvironment& environment, const char* name, const QString& value)
+{
+    environment.insert(QString::fromLatin1(name), value);
+}
+
+void set(QProcessEnvironment& environment, const char* name, qint64 value)
+{
+    set(environment, name, QString::number(value));
+}
+
+} // namespace
+
+LaunchPolicy launchPolicy(const JobSpec& job)
+{
+    LaunchPolicy policy;
+    if (!job.isScript()) {
+        policy.hangTimeoutSec = job.heartbeatTimeoutSec;
+        policy.silenceWord = QStringLiteral("stopped heartbeating");
+        return policy;
+    }
+    policy.heartbeatsOverSocket = false;
+    policy.outputIsProgress = true;
+    policy.groupWideProgress = true;
+    policy.hangTimeoutSec = job.heartbeatTimeoutGiven ? job.heartbeatTimeoutSec : 0.0;
+    policy.trainerExitCodes = false;
+    policy.completesOnCleanExit = true;
+    policy.programWritesSummary = false;
+    policy.silenceWord = QStringLiteral("printed nothing");
+    return policy;
+}
+
+QString trainerResumeTarget(const JobSpec& job, int restartCount, const QString& runDir, const QString& latestCheckpoint)
+{
+    if (job.isScript() || latestCheckpoint.isEmpty() || (restartCount == 0 && job.resume.isEmpty())) return {};
+    const bool ownTimeline = job.resume.isEmpty() || restartCount > 0 || QFileInfo(job.resume).isDir();
+    return ownTimeline ? runDir : job.resume;
+}
+
+RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int rank, const LaunchContext& context,
+                       const QProcessEnvironment& base)
+{
+    const int world = job.worldSize();
+    const int cores = std::max(1, QThread::idealThreadCount());
+    RankCommand command;
+    auto& env = command.environment;
+    env = base;
+    // torchrun's contract (one node: local ranks are ranks).
+    set(env, "RANK", rank);
+    set(env, "LOCAL_RANK", rank);
+    set(env, "WORLD_SIZE", world);
+    set(env, "LOCAL_WORLD_SIZE", world);
+    set(env, "MASTER_ADDR", QString::fromLatin1(kMasterAddress));
+    set(env, "MASTER_PORT", context.masterPort);
+    set(env, protocol::kSocketEnv, context.socketPath);
+    set(env, protocol::kTokenEnv, context.token);
+    set(env, "RINGMASTER_RUN_DIR", context.runDir);
+    if (job.device == QLatin1String("cuda")) {
+        // NVML's numbering (PCI bus order), which the GPU panel and --gpus use; see gpu_placement.h.
+        set(env, "CUDA_DEVICE_ORDER", QStringLiteral("PCI_BUS_ID"));
+        set(env, "CUDA_VISIBLE_DEVICES", checked.visibleDevices);
+    }
+    const QString threads = QString::number(std::max(1, cores / world));
+    if (!job.isScript()) {
+        set(env, "OMP_NUM_THREADS", threads);
+        command.program = checked.trainerPath;
+        command.arguments = QStringList{QStringLiteral("--job"), context.jobFile, QStringLiteral("--out"), context.runDir,
+                                        QStringLiteral("--device"), job.device};
+        if (!context.resumeFrom.isEmpty()) command.arguments << QStringLiteral("--resume") << context.resumeFrom;
+        return command;
+    }
+    // The rest of what torchrun gives each worker, so that a script written for it runs unchanged.
+    if (!base.contains(QStringLiteral("OMP_NUM_THREADS"))) set(env, "OMP_NUM_THREADS", threads);
+    set(env, "GROUP_RANK", 0);
+    set(env, "GROUP_WORLD_SIZE", 1);
+    set(env, "ROLE_NAME", QStringLiteral("default"));
+    set(env, "ROLE_RANK", rank);
+    set(env, "ROLE_WORLD_SIZE", world);
+    set(env, "TORCHELASTIC_RESTART_COUNT", context.restartCount);
+    set(env, "TORCHELASTIC_MAX_RESTARTS", job.maxRestarts);
+    set(env, "TORCHELASTIC_RUN_ID", QFileInfo(context.runDir).fileName());
+    set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
+    command.program = checked.interpreterPath;
+    command.arguments = QStringList{checked.scriptPath} + job.scriptArgs;
+    return command;
+}
+
+QString describeCommand(const RankCommand& command)
+{
+    return (QStringList{command.program} + command.arguments).join(QLatin1Char(' '));
+}
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,401 @@
+// ringmaster-launch --script: a torchrun-style Python DDP script (written here, run by /usr/bin/python3
+// with its torch, 2 CPU ranks on gloo) runs unchanged and sees torchrun's environment; a rank that
+// raises brings the group down and is named with its Python exception; SIGTERM stops the ranks;
+// a restart relaunches with TORCHELASTIC_RESTART_COUNT incremented; bad input launches nothing.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+
+#include "test_support.h"
+
+using namespace ringmaster::supervisor::test;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 240000;          // two cold `import torch` on 2 shared cores, then training
+constexpr int kTeardownLimitMs = 15000;        // rank 1 raised -> launcher exited
+constexpr char kPython[] = "/usr/bin/python3"; // the interpreter with python3-torch
+
+// A script as a torchrun user writes it: init_process_group reads the environment, DDP wraps the model,
+// rank 0 prints its loss. It also records what it saw (for the test) in RINGMASTER_RUN_DIR.
+constexpr char kTrainScript[] = R"PY(
+import argparse, json, os, sys, time
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
+        "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+        "TORCHELASTIC_RUN_ID", "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "RINGMASTER_RUN_DIR",
+        "RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "CUDA_VISIBLE_DEVICES"]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=20)
+parser.add_argument("--fail-rank", type=int, default=-1)
+parser.add_argument("--fail-step", type=int, default=-1)
+parser.add_argument("--fail-first-attempt", action="store_true")
+parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--stall-step", type=int, default=-1)
+parser.add_argument("--tag", default="")
+parser.add_argument("rest", nargs="*")
+args = parser.parse_args()
+
+dist.init_process_group("gloo")
+rank = int(os.environ["RANK"])
+local_rank = int(os.environ["LOCAL_RANK"])
+world = int(os.environ["WORLD_SIZE"])
+assert dist.get_rank() == rank and dist.get_world_size() == world
+attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+seen = {key: os.environ.get(key) for key in KEYS}
+seen["argv"] = sys.argv[1:]
+seen["pid"] = os.getpid()
+with open(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "env-%d-%s.json" % (rank, attempt)), "w") as f:
+    json.dump(seen, f)
+print("pid %d joined" % os.getpid())
+if args.fail_first_attempt and attempt == "0" and rank == 1:
+    raise RuntimeError("first attempt fails")
+
+torch.manual_seed(0)
+model = DDP(torch.nn.Linear(10, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+generator = torch.Generator().manual_seed(1000 + rank)
+for step in range(args.steps):
+    x = torch.randn(16, 10, generator=generator)
+    loss = torch.nn.functional.mse_loss(model(x), x.sum(1, keepdim=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if rank == args.fail_rank and step == args.fail_step:
+        raise RuntimeError("boom at step %d" % step)
+    if rank == 0:
+        print("step %d loss %.6f" % (step, loss.item()))
+    if step == args.stall_step:
+        time.sleep(3600)  # every rank, silently
+    time.sleep(args.sleep)
+dist.destroy_process_group()
+)PY";
+
+struct Launch
+{
+    QProcess process;
+    QString output;
+
+    void start(const QStringList& arguments, const QStringList& environment = {}, const QStringList& unset = {})
+    {
+        auto env = QProcessEnvironment::systemEnvironment();
+        for (const QString& name : unset) env.remove(name);
+        for (const QString& pair : environment) env.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
+        process.setProcessEnvironment(env);
+        process.setProgram(launchPath());
+        process.setArguments(arguments);
+        process.setProcessChannelMode(QProcess::MergedChannels);
+        process.start();
+    }
+    void read() { output += QString::fromUtf8(process.readAll()); }
+    bool finish(int timeoutMs)
+    {
+        const bool done = QTest::qWaitFor([&] { read(); return process.state() == QProcess::NotRunning; }, timeoutMs);
+        read();
+        return done;
+    }
+    QString runDir()
+    {
+        static const QRegularExpression line(QStringLiteral("run (\\S+): \\d+ rank"));
+        return line.match(output).captured(1);
+    }
+};
+
+QJsonObject readJson(const QString& path)
+{
+    return QJsonDocument::fromJson(readAll(path).toUtf8()).object();
+}
+
+QString writeFile(const QString& path, const QByteArray& content, bool executable = false)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return {};
+    file.write(content);
+    file.close();
+    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
+    return path;
+}
+
+// The pids every rank recorded in its env-RANK-ATTEMPT.json.
+QList<qint64> scriptPids(const QString& runDir)
+{
+    QList<qint64> pids;
+    for (const auto& name : QDir(runDir).entryList({QStringLiteral("env-*.json")})) {
+        pids.append(static_cast<qint64>(readJson(runDir + QLatin1Char('/') + name).value(QStringLiteral("pid")).toDouble()));
+    }
+    return pids;
+}
+
+bool allGone(const QList<qint64>& pids)
+{
+    return QTest::qWaitFor([&] {
+        for (const qint64 pid : pids) {
+            if (!processGone(pid)) return false;
+        }
+        return true;
+    }, 10000);
+}
+
+} // namespace
+
+class TestLaunchScript : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_scripts;
+    QString m_train;
+
+    QStringList scriptArguments(const QString& root, const QStringList& extra = {}) const
+    {
+        return QStringList{QStringLiteral("--script"), m_train, QStringLiteral("--python"), QString::fromLatin1(kPython),
+                           QStringLiteral("--output-root"), root, QStringLiteral("--device"), QStringLiteral("cpu"),
+                           QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--grace-period"), QStringLiteral("10")} +
+               extra;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(!launchPath().isEmpty());
+        QVERIFY2(QFileInfo(QString::fromLatin1(kPython)).isExecutable(), "needs /usr/bin/python3 with python3-torch");
+        m_train = writeFile(m_scripts.filePath(QStringLiteral("train.py")), kTrainScript);
+        QVERIFY(!m_train.isEmpty());
+    }
+
+    void ddpScriptRunsUnchangedWithTorchrunEnvironment()
+    {
+        QTemporaryDir root;
+        Launch launch;
+        // Arguments after -- reach the script untouched, --name=value forms included.
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("20"),
+                                                   QStringLiteral("--tag=a b"), QStringLiteral("extra")}),
+                     {}, {QStringLiteral("OMP_NUM_THREADS")});
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QVERIFY2(launch.process.exitStatus() == QProcess::NormalExit && launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        QVERIFY2(QFileInfo(dir).fileName().endsWith(QStringLiteral("-train")), qPrintable(dir)); // the script's stem
+        QVERIFY2(launch.output.contains(QStringLiteral("(torch 1.13")), qPrintable(launch.output));
+
+        // Rank 0's log holds every line it printed, step 0 to 19, each with a finite loss.
+        static const QRegularExpression stepLine(QStringLiteral(" out step (\\d+) loss ([0-9.]+)$"), QRegularExpression::MultilineOption);
+        QList<int> steps;
+        for (auto it = stepLine.globalMatch(readAll(dir + QStringLiteral("/logs/rank-0.log"))); it.hasNext();) {
+            const auto match = it.next();
+            steps.append(match.captured(1).toInt());
+            QVERIFY(match.captured(2).toDouble() >= 0);
+        }
+        QCOMPARE(steps.size(), 20);
+        QCOMPARE(steps.first(), 0);
+        QCOMPARE(steps.last(), 19);
+        QVERIFY(!readAll(dir + QStringLiteral("/logs/rank-1.log")).contains(QStringLiteral("loss")));
+
+        // The environment each rank saw: torchrun's contract plus Ringmaster's.
+        const QString runId = QFileInfo(dir).fileName();
+        const int threads = std::max(1, QThread::idealThreadCount() / 2);
+        QString masterPort;
+        for (int rank = 0; rank < 2; ++rank) {
+            const QJsonObject seen = readJson(dir + QStringLiteral("/env-%1-0.json").arg(rank));
+            QVERIFY2(!seen.isEmpty(), qPrintable(QStringLiteral("rank %1 wrote no environment dump").arg(rank)));
+            const auto is = [&](const char* key, const QString& expected) {
+                const QString actual = seen.value(QLatin1String(key)).toString();
+                if (actual != expected) qWarning("rank %d %s: %s, expected %s", rank, key, qPrintable(actual), qPrintable(expected));
+                return actual == expected;
+            };
+            QVERIFY(is("RANK", QString::number(rank)));
+            QVERIFY(is("LOCAL_RANK", QString::number(rank)));
+            QVERIFY(is("WORLD_SIZE", QStringLiteral("2")));
+            QVERIFY(is("LOCAL_WORLD_SIZE", QStringLiteral("2")));
+            QVERIFY(is("MASTER_ADDR", QStringLiteral("127.0.0.1")));
+            QVERIFY(is("GROUP_RANK", QStringLiteral("0")));
+            QVERIFY(is("ROLE_RANK", QString::number(rank)));
+            QVERIFY(is("ROLE_WORLD_SIZE", QStringLiteral("2")));
+            QVERIFY(is("TORCHELASTIC_RESTART_COUNT", QStringLiteral("0")));
+            QVERIFY(is("TORCHELASTIC_MAX_RESTARTS", QStringLiteral("0")));
+            QVERIFY(is("TORCHELASTIC_RUN_ID", runId));
+            QVERIFY(is("OMP_NUM_THREADS", QString::number(threads)));
+            QVERIFY(is("PYTHONUNBUFFERED", QStringLiteral("1")));
+            QVERIFY(is("RINGMASTER_RUN_DIR", dir));
+            QVERIFY(seen.value(QStringLiteral("CUDA_VISIBLE_DEVICES")).isNull()); // a CPU run sets none
+            QVERIFY(!seen.value(QStringLiteral("RINGMASTER_SOCKET")).toString().isEmpty());
+            QVERIFY(seen.value(QStringLiteral("RINGMASTER_TOKEN")).toString().size() >= 16);
+            const int port = seen.value(QStringLiteral("MASTER_PORT")).toString().toInt();
+            QVERIFY(port > 0 && port < 65536);
+            if (rank == 0) masterPort = seen.value(QStringLiteral("MASTER_PORT")).toString();
+            QVERIFY(is("MASTER_PORT", masterPort));
+            QCOMPARE(seen.value(QStringLiteral("argv")).toArray().toVariantList(),
+                     (QVariantList{QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--tag=a b"), QStringLiteral("extra")}));
+        }
+
+        // The supervisor's summary (a script writes none) and the resolved job.
+        const QJsonObject summary = readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(summary.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(summary.value(QStringLiteral("restarts")).toInt(), 0);
+        QVERIFY(summary.value(QStringLiteral("seconds")).toDouble() > 0);
+        const QJsonObject launchSection = readJson(dir + QStringLiteral("/job.json")).value(QStringLiteral("launch")).toObject();
+        QCOMPARE(launchSection.value(QStringLiteral("script")).toString(), m_train);
+        QCOMPARE(launchSection.value(QStringLiteral("python")).toString(), QString::fromLatin1(kPython));
+        QCOMPARE(launchSection.value(QStringLiteral("script_args")).toArray().size(), 4);
+        QVERIFY(allGone(scriptPids(dir)));
+    }
+
+    void failingRankIsNamedWithItsPythonError()
+    {
+        QTemporaryDir root;
+        Launch launch;
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
+                                                   QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-step"),
+                                                   QStringLiteral("5")}));
+        // From the moment rank 1 has raised, the launcher must be done within seconds.
+        QString dir;
+        QVERIFY2(QTest::qWaitFor([&] {
+            launch.read();
+            dir = launch.runDir();
+            return !dir.isEmpty() && readAll(dir + QStringLiteral("/logs/rank-1.log")).contains(QStringLiteral("boom at step 5"));
+        }, kRunTimeoutMs), qPrintable(launch.output));
+        QElapsedTimer sinceRaise;
+        sinceRaise.start();
+        QVERIFY(launch.finish(kTeardownLimitMs));
+        QVERIFY2(sinceRaise.elapsed() < kTeardownLimitMs, qPrintable(launch.output));
+        QCOMPARE(launch.process.exitCode(), 1);
+        QVERIFY2(launch.output.contains(QStringLiteral("FAILED: rank 1 exited with code 1")), qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("  | RuntimeError: boom at step 5")), qPrintable(launch.output));
+        const QJsonObject summary = readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+        QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(), 1);
+        QVERIFY(summary.value(QStringLiteral("root_cause_last_lines")).toArray().contains(QStringLiteral("RuntimeError: boom at step 5")));
+        const QList<qint64> pids = scriptPids(dir);
+        QCOMPARE(pids.size(), 2);
+        QVERIFY2(allGone(pids), "a python rank of the failed run is still alive");
+    }
+
+    void sigtermStopsTheScriptRanks()
+    {
+        QTemporaryDir root;
+        Launch launch;
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
+                                                   QStringLiteral("--sleep"), QStringLiteral("0.05")}));
+        QString dir;
+        QVERIFY2(QTest::qWaitFor([&] {
+            launch.read();
+            dir = launch.runDir();
+            return !dir.isEmpty() && readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("out step 3 loss"));
+        }, kRunTimeoutMs), qPrintable(launch.output));
+        const QList<qint64> pids = scriptPids(dir);
+        QCOMPARE(pids.size(), 2);
+        for (const qint64 pid : pids) QVERIFY(!processGone(pid));
+        ::kill(static_cast<pid_t>(launch.process.processId()), SIGTERM);
+        QVERIFY(launch.finish(30000));
+        QCOMPARE(launch.process.exitCode(), 3);
+        QCOMPARE(readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+        QVERIFY2(allGone(pids), "a python rank outlived the stop");
+    }
+
+    void restartRelaunchesWithTheNextRestartCount()
+    {
+        QTemporaryDir root;
+        Launch launch;
+        // The user's own OMP_NUM_THREADS is kept.
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--max-restarts"), QStringLiteral("1"), QStringLiteral("--"),
+                                                   QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--fail-first-attempt")}),
+                     {QStringLiteral("OMP_NUM_THREADS=3")});
+        QVERIFY(launch.finish(2 * kRunTimeoutMs));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        const QJsonObject summary = readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(summary.value(QStringLiteral("restarts")).toInt(), 1);
+        for (int rank = 0; rank < 2; ++rank) {
+            const QJsonObject second = readJson(dir + QStringLiteral("/env-%1-1.json").arg(rank));
+            QCOMPARE(second.value(QStringLiteral("TORCHELASTIC_RESTART_COUNT")).toString(), QStringLiteral("1"));
+            QCOMPARE(second.value(QStringLiteral("TORCHELASTIC_MAX_RESTARTS")).toString(), QStringLiteral("1"));
+            QCOMPARE(second.value(QStringLiteral("OMP_NUM_THREADS")).toString(), QStringLiteral("3"));
+        }
+        QVERIFY(QFileInfo::exists(dir + QStringLiteral("/env-1-0.json"))); // the first attempt ran, and failed
+        QVERIFY(readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("out step 4 loss")));
+        QVERIFY(allGone(scriptPids(dir)));
+    }
+
+    void hangDetectionCountsOutputWhenAsked()
+    {
+        // --heartbeat-timeout 10 (startup, `import torch`, counts too): rank 1 prints nothing for longer
+        // than that, but rank 0's lines show that the group progresses, so the run completes.
+        {
+            QTemporaryDir root;
+            Launch launch;
+            launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
+                                                       QStringLiteral("--steps"), QStringLiteral("30"), QStringLiteral("--sleep"),
+                                                       QStringLiteral("0.5")}));
+            QVERIFY(launch.finish(kRunTimeoutMs));
+            QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+            QVERIFY(launch.output.contains(QStringLiteral("hang detection after 10 s without output")));
+        }
+        // Every rank silent for 10 s: hung, the group is killed, the launcher exits 1.
+        QTemporaryDir root;
+        Launch launch;
+        launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
+                                                   QStringLiteral("--steps"), QStringLiteral("100"), QStringLiteral("--stall-step"),
+                                                   QStringLiteral("2")}));
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QCOMPARE(launch.process.exitCode(), 1);
+        QVERIFY2(launch.output.contains(QStringLiteral("printed nothing for 10 s (hung")), qPrintable(launch.output));
+        QVERIFY2(allGone(scriptPids(launch.runDir())), "a hung python rank outlived the bring-down");
+    }
+
+    void badInputLaunchesNothing_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("needle");
+        const QString fake = writeFile(m_scripts.filePath(QStringLiteral("python-without-torch")),
+                                       "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n", true);
+        QTest::newRow("missing script") << QStringList{QStringLiteral("--script"), QStringLiteral("/nonexistent/train.py")}
+                                        << QStringLiteral("--script /nonexistent/train.py: no such file");
+        QTest::newRow("script is a folder") << QStringList{QStringLiteral("--script"), m_scripts.path()}
+                                            << QStringLiteral("not a readable file");
+        QTest::newRow("interpreter path missing") << QStringList{QStringLiteral("--python"), QStringLiteral("/nonexistent/python3")}
+                                                  << QStringLiteral("--python /nonexistent/python3: no such interpreter:");
+        QTest::newRow("interpreter not on PATH") << QStringList{QStringLiteral("--python"), QStringLiteral("no-such-python-here")}
+                                                 << QStringLiteral("--python no-such-python-here: no such interpreter on PATH");
+        QTest::newRow("interpreter without torch")
+            << QStringList{QStringLiteral("--python"), fake}
+            << QStringLiteral("cannot import torch (ModuleNotFoundError: No module named 'torch')");
+        QTest::newRow("trainer flag") << QStringList{QStringLiteral("--lr"), QStringLiteral("0.1")}
+                                      << QStringLiteral("--lr is a ringmaster-trainer flag and cannot be used with --script");
+        QTest::newRow("script args without a script") << QStringList{QStringLiteral("--script=")} << QStringLiteral("give the script with --script PATH");
+    }
+
+    void badInputLaunchesNothing()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, needle);
+        QTemporaryDir root;
+        Launch launch;
+        // The flags given last win over the defaults of scriptArguments().
+        launch.start(scriptArguments(root.path(), arguments + QStringList{QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("1")}));
+        QVERIFY(launch.finish(120000));
+        QCOMPARE(launch.process.exitCode(), 2);
+        QVERIFY2(launch.output.contains(needle), qPrintable(launch.output));
+        QVERIFY2(launch.output.trimmed().count(QLatin1Char('\n')) == 0, qPrintable(launch.output)); // one line
+        QVERIFY2(QDir(root.path()).isEmpty(), "a run directory was created for a job that failed pre-flight");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLaunchScript)
+#include "tst_launch_script.moc"
