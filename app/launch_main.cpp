@@ -1,15 +1,22 @@
 // ringmaster-launch: the headless launcher (see core/supervisor/launch_command.h).
 #include <QCoreApplication>
+#include <QTextStream>
 
 #include <cstdio>
 
 #include "launch_command.h"
+#include "test_metric_pattern.h"
 
 int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("ringmaster-launch"));
     using namespace ringmaster::supervisor;
+    // --test-metric-pattern: reads lines from stdin and prints the scalars they would give; no run.
+    if (const QStringList arguments = QCoreApplication::arguments().mid(1); ringmaster::cli::isTestMetricPatternRequest(arguments)) {
+        QTextStream in(stdin), out(stdout), err(stderr);
+        return ringmaster::cli::runTestMetricPattern(arguments, in, out, err);
+    }
     JobSpec job;
     bool quiet = false;
     try {

@@ -1,5 +1,7 @@
 #include "rank_command.h"
 
+#include <QCoreApplication>
+#include <QDir>
 #include <QFileInfo>
 #include <QThread>
 
@@ -93,9 +95,27 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
     set(env, "TORCHELASTIC_MAX_RESTARTS", job.maxRestarts);
     set(env, "TORCHELASTIC_RUN_ID", QFileInfo(context.runDir).fileName());
     set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
+    // `import ringmaster` (the helper module) works without installing anything.
+    const QString helper = helperModuleDir();
+    if (!helper.isEmpty()) {
+        const QString inherited = base.value(QStringLiteral("PYTHONPATH"));
+        env.insert(QStringLiteral("PYTHONPATH"), inherited.isEmpty() ? helper : helper + QLatin1Char(':') + inherited);
+    }
     command.program = checked.interpreterPath;
     command.arguments = QStringList{checked.scriptPath} + job.scriptArgs;
     return command;
+}
+
+QString helperModuleDir()
+{
+    const QString given = qEnvironmentVariable("RINGMASTER_PYTHON_DIR");
+    if (!given.isEmpty()) return given;
+    // Installed: PREFIX/bin/ringmaster-launch beside PREFIX/share/ringmaster/python.
+    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/ringmaster/python");
+    if (QFileInfo::exists(installed + QStringLiteral("/ringmaster/__init__.py"))) return QDir::cleanPath(installed);
+    // A build tree: the source's python/ folder.
+    const QString source = QStringLiteral(RINGMASTER_PYTHON_SOURCE_DIR);
+    return QFileInfo::exists(source + QStringLiteral("/ringmaster/__init__.py")) ? source : QString();
 }
 
 QString describeCommand(const RankCommand& command)

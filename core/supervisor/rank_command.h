@@ -68,6 +68,11 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
                        const QProcessEnvironment& base = QProcessEnvironment::systemEnvironment());
 
 // One line for the launcher's log: what each rank runs.
+// The folder holding the Python helper module (ringmaster/__init__.py) that script ranks get on
+// PYTHONPATH: $RINGMASTER_PYTHON_DIR, else PREFIX/share/ringmaster/python beside an installed launcher,
+// else the source tree's python/; empty when none exists.
+QString helperModuleDir();
+
 QString describeCommand(const RankCommand& command);
 
 } // namespace ringmaster::supervisor

@@ -143,6 +143,11 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
         return false;
     }
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error)) return false;
+    if (!m_scalarRecorder.open(m_dir.path())) log(m_scalarRecorder.error()); // the run goes on; charts still get values
+    m_scalarWriteFailed = false;
+    // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
+    // its log lines ("metric step=... loss=...") would otherwise record every value twice.
+    m_lineParser = MetricLineParser(m_job.isScript() ? QStringList{} : QStringList{QString::fromLatin1(kMetricPatternNone)});
     connectServer();
 
     // Nothing of a previous run in this supervisor may leak into this one's verdict.
@@ -171,13 +176,28 @@ void RunSupervisor::connectServer()
     connect(m_server.get(), &MetricServer::stepReceived, this, [this](const StepMetric& metric) {
         ++m_stepsReceived;
         if (m_state == RunState::Starting) setState(RunState::Running);
+        recordScalars(scalarsOf(metric));
         Q_EMIT stepReceived(metric);
     });
-    connect(m_server.get(), &MetricServer::evalReceived, this, &RunSupervisor::evalReceived);
+    connect(m_server.get(), &MetricServer::evalReceived, this, [this](const EvalMetric& metric) {
+        recordScalars(scalarsOf(metric));
+        Q_EMIT evalReceived(metric);
+    });
+    connect(m_server.get(), &MetricServer::scalarsReceived, this, &RunSupervisor::recordScalars);
     connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunSupervisor::checkpointSaved);
     connect(m_server.get(), &MetricServer::heartbeatReceived, this, &RunSupervisor::onHeartbeat);
     connect(m_server.get(), &MetricServer::statusReceived, this, &RunSupervisor::onStatus);
     connect(m_server.get(), &MetricServer::notice, this, &RunSupervisor::log);
+}
+
+void RunSupervisor::recordScalars(const ScalarBatch& scalars)
+{
+    if (scalars.values.isEmpty()) return;
+    if (m_scalarRecorder.isOpen() && !m_scalarRecorder.append(scalars) && !m_scalarWriteFailed) {
+        m_scalarWriteFailed = true; // said once, not per row
+        log(m_scalarRecorder.error());
+    }
+    Q_EMIT scalarsReceived(scalars);
 }
 
 bool RunSupervisor::acceptsPeer(int rank, qint64 pid) const
@@ -227,6 +247,12 @@ void RunSupervisor::launchGroup()
         rank->sinceHeartbeat.start();
         m_ranks.push_back(std::move(rank));
         connect(process, &RankProcess::lineLogged, this, &RunSupervisor::logLine);
+        if (r == 0 && m_lineParser.enabled()) {
+            connect(process, &RankProcess::lineLogged, this, [this](int, const QString& line) {
+                ScalarBatch scalars;
+                if (m_lineParser.parseLine(line, &scalars)) recordScalars(scalars);
+            });
+        }
         if (m_policy.outputIsProgress) {
             connect(process, &RankProcess::lineLogged, this, [this, generation](int printed) {
                 if (generation == m_launchGeneration) onHeartbeat(printed, -1, QString());
@@ -302,8 +328,10 @@ void RunSupervisor::onWatchdog()
     if (m_bringingDown || isFinal(m_state) || m_policy.hangTimeoutSec <= 0) return;
     const auto limitMs = static_cast<qint64>(m_policy.hangTimeoutSec * 1000);
     if (m_policy.groupWideProgress) {
+        // Any rank's recent output is the group's progress, also that of a rank which has just exited
+        // (rank 0 printed its last line and finished while a silent peer is still tearing down).
         for (const auto& rank : m_ranks) {
-            if (rank->process->isRunning() && rank->sinceHeartbeat.elapsed() <= limitMs) return;
+            if (rank->sinceHeartbeat.elapsed() <= limitMs) return;
         }
     }
     int culprit = -1;

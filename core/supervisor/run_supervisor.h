@@ -21,11 +21,13 @@
 
 #include "failure_verdict.h"
 #include "job_spec.h"
+#include "metric_line_parser.h"
 #include "oom_watch.h"
 #include "preflight.h"
 #include "rank_command.h"
 #include "run_directory.h"
 #include "run_types.h"
+#include "scalar_recorder.h"
 
 namespace ringmaster::supervisor {
 
@@ -73,6 +75,9 @@ public:
     RootCause rootCause() const { return m_verdict.rootCause(); }
 
 Q_SIGNALS:
+    // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,
+    // frames from the Python helper module.
+    void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
     void stateChanged(ringmaster::supervisor::RunState state);
     void stepReceived(const ringmaster::supervisor::StepMetric& metric);
     void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
@@ -86,6 +91,7 @@ Q_SIGNALS:
     void finished(ringmaster::supervisor::RunState state);
 
 private:
+    void recordScalars(const ScalarBatch& scalars);
     struct Rank;
 
     void connectServer();
@@ -112,6 +118,9 @@ private:
     RunDirectory m_dir;
     RunState m_state = RunState::Idle;
     std::unique_ptr<MetricServer> m_server;
+    ScalarRecorder m_scalarRecorder;
+    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
+    bool m_scalarWriteFailed = false;
     std::vector<std::unique_ptr<Rank>> m_ranks;
     pid_t m_group = 0;
     QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks

@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
@@ -16,6 +17,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <cmath>
 #include <csignal>
 
 #include "test_support.h"
@@ -34,6 +36,7 @@ constexpr char kTrainScript[] = R"PY(
 import argparse, json, os, sys, time
 import torch
 import torch.distributed as dist
+import ringmaster  # on PYTHONPATH under ringmaster-launch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
@@ -81,9 +84,12 @@ for step in range(args.steps):
         raise RuntimeError("boom at step %d" % step)
     if rank == 0:
         print("step %d loss %.6f" % (step, loss.item()))
+        print("iter %d train/loss=%.6f" % (step, loss.item()))  # the default rules make this a scalar
+    ringmaster.log(step, helper_loss=loss.item())  # the helper module: rank 0 sends, the others do nothing
     if step == args.stall_step:
         time.sleep(3600)  # every rank, silently
     time.sleep(args.sleep)
+ringmaster.flush(5)
 dist.destroy_process_group()
 )PY";
 
@@ -241,6 +247,29 @@ private Q_SLOTS:
             QVERIFY(is("MASTER_PORT", masterPort));
             QCOMPARE(seen.value(QStringLiteral("argv")).toArray().toVariantList(),
                      (QVariantList{QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--tag=a b"), QStringLiteral("extra")}));
+        }
+
+        // scalars.csv: every printed "train/loss" (default rules on rank 0's output) and every value the
+        // helper module sent over the socket, each at its step, equal to what rank 0 printed.
+        QMap<QString, QMap<int, double>> recorded;
+        const QStringList rows = readAll(dir + QStringLiteral("/scalars.csv")).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY(!rows.isEmpty());
+        QCOMPARE(rows.first(), QStringLiteral("step,wall_time,name,value"));
+        for (const QString& row : rows.mid(1)) {
+            const QStringList cells = row.split(QLatin1Char(','));
+            QCOMPARE(cells.size(), 4);
+            recorded[cells[2]][cells[0].toInt()] = cells[3].toDouble();
+        }
+        QMap<int, double> printed;
+        for (auto it = stepLine.globalMatch(readAll(dir + QStringLiteral("/logs/rank-0.log"))); it.hasNext();) {
+            const auto match = it.next();
+            printed[match.captured(1).toInt()] = match.captured(2).toDouble();
+        }
+        QCOMPARE(recorded.value(QStringLiteral("train/loss")).keys(), printed.keys());
+        QCOMPARE(recorded.value(QStringLiteral("helper_loss")).keys(), printed.keys());
+        for (auto it = printed.cbegin(); it != printed.cend(); ++it) {
+            QCOMPARE(recorded[QStringLiteral("train/loss")][it.key()], it.value());
+            QVERIFY(std::abs(recorded[QStringLiteral("helper_loss")][it.key()] - it.value()) <= 5e-7);
         }
 
         // The supervisor's summary (a script writes none) and the resolved job.
