@@ -285,7 +285,8 @@ void LaunchCommand::onSignal()
     while (::read(g_signalPipe[0], &byte, 1) == 1) {
         ++m_signalsSeen;
         if (m_signalsSeen == 1) {
-            printLine(QStringLiteral("stopping gracefully (final checkpoint); press Ctrl-C again to kill"));
+            printLine(m_job.isScript() ? QStringLiteral("stopping gracefully (SIGTERM to every rank); press Ctrl-C again to kill")
+                                       : QStringLiteral("stopping gracefully (final checkpoint); press Ctrl-C again to kill"));
             m_supervisor->requestStop();
         } else {
             printLine(QStringLiteral("killing every rank"));
