@@ -124,6 +124,8 @@ QString launchUsage()
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
         "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
         "  -- ARGS...              everything after -- is passed to the script unchanged\n"
+        "  --test-metric-pattern [--metric-pattern REGEX]... [--json]\n"
+        "                          read lines on stdin, print the scalars a script's output would give; no run\n"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
         "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n");

@@ -264,11 +264,18 @@ void TrainingData::targetsToFloat()
 
 void TrainingData::to(const torch::Device& device)
 {
-    for (auto* split : {&train, &val}) {
-        for (auto* tensor : {&split->inputs, &split->targets, &split->rows}) {
-            if (tensor->defined()) *tensor = tensor->to(device);
-        }
-    }
+    // A held-out split shares the training split's tensors: they move once, not twice.
+    const bool sharedInputs = val.inputs.defined() && val.inputs.is_same(train.inputs);
+    const bool sharedTargets = val.targets.defined() && val.targets.is_same(train.targets);
+    auto move = [&](torch::Tensor& tensor) {
+        if (tensor.defined()) tensor = tensor.to(device);
+    };
+    move(train.inputs);
+    move(train.targets);
+    move(train.rows);
+    if (sharedInputs) val.inputs = train.inputs; else move(val.inputs);
+    if (sharedTargets) val.targets = train.targets; else move(val.targets);
+    move(val.rows);
 }
 
 ImageSize parseImageSize(const std::string& text)
