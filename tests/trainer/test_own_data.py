@@ -48,11 +48,12 @@ def test_tensor_file_regression_with_a_torchscript_linear(tmp_path):
     x = torch.randn(2048, 10, generator=g)
     y = x @ w + b + 0.01 * torch.randn(2048, generator=g)
     torch.save({"x": x, "y": y}, tmp_path / "regression.pt")
+    torch.manual_seed(0)  # the model's starting weights: the same every run
     torch.jit.save(torch.jit.script(nn.Linear(10, 1)), tmp_path / "linear.pt")
 
     run = tmp_path / "run"
     codes, out = run_ranks(2, COMMON + ["--model", str(tmp_path / "linear.pt"), "--data", str(tmp_path / "regression.pt"),
-                                        "--val-split", "0.1", "--batch-size", "32", "--lr", "0.05", "--epochs", "3"], run)
+                                        "--val-split", "0.1", "--batch-size", "32", "--lr", "0.05", "--epochs", "8"], run)
     assert codes == [0, 0], out
     summary = read_json(run / "summary.json")
     assert summary["loss"] == "mse" and summary["data_format"] == "tensor-file" and summary["val_samples"] == 204
