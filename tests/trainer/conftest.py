@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
+from torch import nn
 
 TRAINER = os.environ.get("RINGMASTER_TRAINER", "ringmaster-trainer")
 DEFAULT_TIMEOUT = 240
@@ -168,3 +170,15 @@ class FakeSupervisor:
         self._server.close()
         for conn in self._connections:
             conn.close()
+
+
+class Mlp(nn.Module):
+    """Python's twin of the trainer's mlp (flatten, fc1 = Linear(features, 256), ReLU, fc2 = Linear(256,
+    outputs)), for the tests that load its model.pt."""
+    def __init__(self, features, outputs):
+        super().__init__()
+        self.fc1 = nn.Linear(features, 256)
+        self.fc2 = nn.Linear(256, outputs)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x.flatten(1))))

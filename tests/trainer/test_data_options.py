@@ -8,7 +8,7 @@ import struct
 import torch
 from torch import nn
 
-from conftest import read_json, run_ranks, run_single
+from conftest import Mlp, read_json, run_ranks, run_single
 
 SEED = 5
 
@@ -38,17 +38,6 @@ def make_folder(folder, n=480, size=(12, 16), classes=4, test_classes=None):
     write_idx(folder, "train", *train)
     write_idx(folder, "t10k", *test, gz=True)
     return train, test
-
-
-class Mlp(nn.Module):
-    """The built-in mlp: flatten, fc1 = Linear(features, 256), ReLU, fc2 = Linear(256, outputs)."""
-    def __init__(self, features, outputs):
-        super().__init__()
-        self.fc1 = nn.Linear(features, 256)
-        self.fc2 = nn.Linear(256, outputs)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
 
 
 COMMON = ["--threads", "1", "--seed", str(SEED), "--batch-size", "16", "--lr", "0.05", "--eval-batch-size", "1000"]

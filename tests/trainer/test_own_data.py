@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import read_json, run_ranks, run_single
+from conftest import Mlp, read_json, run_ranks, run_single
 
 PIL = pytest.importorskip("PIL.Image")
 
@@ -28,16 +28,6 @@ class Cnn(nn.Module):
     def forward(self, x):
         x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
         x = nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
-        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
-
-
-class Mlp(nn.Module):
-    def __init__(self, features, outputs):
-        super().__init__()
-        self.fc1 = nn.Linear(features, 256)
-        self.fc2 = nn.Linear(256, outputs)
-
-    def forward(self, x):
         return self.fc2(torch.relu(self.fc1(x.flatten(1))))
 
 
