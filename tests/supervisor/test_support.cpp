@@ -2,7 +2,10 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
+#include <QTest>
 
 #include "proc_info.h"
 
@@ -72,6 +75,51 @@ QStringList csvColumn(const QString& path, int column)
 int csvRows(const QString& path)
 {
     return static_cast<int>(csvColumn(path, 0).size());
+}
+
+QJsonObject readJson(const QString& path)
+{
+    return QJsonDocument::fromJson(readAll(path).toUtf8()).object();
+}
+
+QString writeFile(const QString& path, const QByteArray& content, bool executable)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return {};
+    file.write(content);
+    file.close();
+    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
+    return path;
+}
+
+void LaunchProcess::start(const QStringList& arguments, const QStringList& environment, const QStringList& unset)
+{
+    auto env = QProcessEnvironment::systemEnvironment();
+    for (const QString& name : unset) env.remove(name);
+    for (const QString& pair : environment) env.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
+    process.setProcessEnvironment(env);
+    process.setProgram(launchPath());
+    process.setArguments(arguments);
+    process.setProcessChannelMode(QProcess::MergedChannels);
+    process.start();
+}
+
+bool LaunchProcess::waitForOutput(const QString& needle, int timeoutMs)
+{
+    return QTest::qWaitFor([&] { read(); return output.contains(needle); }, timeoutMs);
+}
+
+bool LaunchProcess::finish(int timeoutMs)
+{
+    const bool done = QTest::qWaitFor([&] { read(); return process.state() == QProcess::NotRunning; }, timeoutMs);
+    read();
+    return done;
+}
+
+QString LaunchProcess::runDir() const
+{
+    static const QRegularExpression line(QStringLiteral("run (\\S+): \\d+ rank"));
+    return line.match(output).captured(1);
 }
 
 } // namespace ringmaster::supervisor::test

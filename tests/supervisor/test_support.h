@@ -1,6 +1,8 @@
 #pragma once
 // Shared helpers for the supervisor tests: jobs that run the real trainer, and process checks.
 
+#include <QJsonObject>
+#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
@@ -20,5 +22,24 @@ QList<qint64> trainerPids(const QString& runDir);
 int csvRows(const QString& path);
 QStringList csvColumn(const QString& path, int column);
 QString readAll(const QString& path);
+QJsonObject readJson(const QString& path);
+// Writes a file (optionally executable); returns its path, or empty when it cannot be written.
+QString writeFile(const QString& path, const QByteArray& content, bool executable = false);
+
+// ringmaster-launch as the user runs it, its stdout and stderr merged into `output`.
+struct LaunchProcess
+{
+    QProcess process;
+    QString output;
+
+    // environment: NAME=VALUE pairs added; unset: names removed from this test's environment.
+    void start(const QStringList& arguments, const QStringList& environment = {}, const QStringList& unset = {});
+    void read() { output += QString::fromUtf8(process.readAll()); }
+    bool waitForOutput(const QString& needle, int timeoutMs);
+    // Waits until the launcher has exited; false on timeout.
+    bool finish(int timeoutMs);
+    // The run directory the launcher named ("run DIR: N rank(s)"), or empty.
+    QString runDir() const;
+};
 
 } // namespace ringmaster::supervisor::test
