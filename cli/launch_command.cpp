@@ -74,6 +74,12 @@ void checkScriptArguments(JobSpec* job, const QStringList& trainerFlags, const Q
     if (!job->isScript()) {
         if (scriptArgsGiven) throw JobError(QStringLiteral("arguments after -- are a script's: give the script with --script PATH"));
         if (job->python != QLatin1String(kDefaultPython)) throw JobError(QStringLiteral("--python is the interpreter of a script: give the script with --script PATH"));
+        if (!job->metricPatterns.isEmpty()) {
+            throw JobError(QStringLiteral("--metric-pattern reads a script's output (the trainer reports its metrics itself): give the script with --script PATH"));
+        }
+        if (!job->tensorboardDir.isEmpty()) {
+            throw JobError(QStringLiteral("--tensorboard-dir is where a script writes TensorBoard files (the trainer writes RUN_DIR/tb itself): give the script with --script PATH"));
+        }
         return;
     }
     if (job->python.isEmpty()) throw JobError(QStringLiteral("--python: give an interpreter, e.g. --python python3"));
@@ -123,6 +129,11 @@ QString launchUsage()
         "  --quiet                 only the final summary\n"
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
         "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
+        "  --metric-pattern REGEX  (repeatable) read scalars from rank 0's output with this regular expression:\n"
+        "                          named groups are scalars, the group 'step' is the step; 'none' turns it off;\n"
+        "                          default: 'name: number' and 'name=number' pairs, 'step N'/'iter N' for the step\n"
+        "  --tensorboard-dir DIR   follow the TensorBoard event files the script writes there, at any depth\n"
+        "                          (default: the run directory, $RINGMASTER_RUN_DIR)\n"
         "  -- ARGS...              everything after -- is passed to the script unchanged\n"
         "  --test-metric-pattern [--metric-pattern REGEX]... [--json]\n"
         "                          read lines on stdin, print the scalars a script's output would give; no run\n"
@@ -175,6 +186,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     bool deviceGiven = false;
     bool nprocGiven = false;
     bool gpusGiven = false;
+    bool patternsGiven = false;
     int givenNproc = 0;
     for (int i = 0; i < rest.size(); ++i) {
         const QString flag = rest.at(i);
@@ -204,6 +216,12 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--trainer")) job->trainerPath = value;
         else if (flag == QLatin1String("--script")) job->script = value;
         else if (flag == QLatin1String("--python")) job->python = value;
+        else if (flag == QLatin1String("--metric-pattern")) {
+            if (!patternsGiven) job->metricPatterns.clear(); // the command line's patterns replace the file's
+            patternsGiven = true;
+            job->metricPatterns << value;
+        }
+        else if (flag == QLatin1String("--tensorboard-dir")) job->tensorboardDir = value;
         else { job->setTrainerOption(flag, QJsonValue(value)); trainerFlags << flag; }
     }
     checkScriptArguments(job, trainerFlags, fileHasTrainerFlags ? jobFile : QString(), scriptArgsGiven, scriptArgs);

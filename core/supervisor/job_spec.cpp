@@ -54,6 +54,20 @@ QString text(const QJsonObject& o, const char* key, const QString& fallback, con
     return value.toString();
 }
 
+QStringList stringList(const QJsonObject& o, const char* key, const QString& origin)
+{
+    const auto value = o.value(QLatin1String(key));
+    QStringList list;
+    if (value.isUndefined() || value.isNull()) return list;
+    bool strings = value.isArray();
+    for (const auto& item : value.toArray()) {
+        strings = strings && item.isString();
+        list.append(item.toString());
+    }
+    if (!strings) throw JobError(QStringLiteral("%1: \"launch.%2\" must be a list of strings").arg(origin, QLatin1String(key)));
+    return list;
+}
+
 } // namespace
 
 int JobSpec::worldSize() const
@@ -83,6 +97,8 @@ QJsonObject JobSpec::toJson() const
     if (isScript()) launch.insert(QStringLiteral("script"), script);
     if (isScript() || !scriptArgs.isEmpty()) launch.insert(QStringLiteral("script_args"), QJsonArray::fromStringList(scriptArgs));
     if (isScript() || python != QLatin1String(kDefaultPython)) launch.insert(QStringLiteral("python"), python);
+    if (!metricPatterns.isEmpty()) launch.insert(QStringLiteral("metric_patterns"), QJsonArray::fromStringList(metricPatterns));
+    if (!tensorboardDir.isEmpty()) launch.insert(QStringLiteral("tensorboard_dir"), tensorboardDir);
     QJsonObject object{{QStringLiteral("version"), kJobFormatVersion}, {QStringLiteral("launch"), launch}};
     if (!isScript() || !trainer.isEmpty()) object.insert(QStringLiteral("trainer"), trainer);
     return object;
@@ -120,7 +136,8 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
                                    QStringLiteral("master_port"), QStringLiteral("max_restarts"),
                                    QStringLiteral("heartbeat_timeout"), QStringLiteral("grace_period"),
                                    QStringLiteral("resume"), QStringLiteral("trainer_path"), QStringLiteral("script"),
-                                   QStringLiteral("script_args"), QStringLiteral("python")};
+                                   QStringLiteral("script_args"), QStringLiteral("python"),
+                                   QStringLiteral("metric_patterns"), QStringLiteral("tensorboard_dir")};
     for (auto it = launch.begin(); it != launch.end(); ++it) {
         if (!known.contains(it.key())) {
             throw JobError(QStringLiteral("%1: unknown key \"launch.%2\" (known: %3)")
@@ -155,17 +172,16 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     if (job.python.isEmpty()) {
         throw JobError(QStringLiteral("%1: \"launch.python\" must name an interpreter, e.g. \"%2\"").arg(origin, QLatin1String(kDefaultPython)));
     }
-    const auto scriptArgs = launch.value(QStringLiteral("script_args"));
-    if (!scriptArgs.isUndefined() && !scriptArgs.isNull()) {
-        bool strings = scriptArgs.isArray();
-        for (const auto& argument : scriptArgs.toArray()) {
-            strings = strings && argument.isString();
-            job.scriptArgs.append(argument.toString());
+    job.scriptArgs = stringList(launch, "script_args", origin);
+    job.metricPatterns = stringList(launch, "metric_patterns", origin);
+    job.tensorboardDir = text(launch, "tensorboard_dir", job.tensorboardDir, origin);
+    for (const char* key : {"script_args", "metric_patterns", "tensorboard_dir"}) {
+        const auto value = launch.value(QLatin1String(key));
+        const bool given = value.isArray() ? !value.toArray().isEmpty() : value.isString() && !value.toString().isEmpty();
+        if (given && !job.isScript()) {
+            throw JobError(QStringLiteral("%1: \"launch.%2\" is for a script and is given without \"launch.script\": name the script too")
+                               .arg(origin, QLatin1String(key)));
         }
-        if (!strings) throw JobError(QStringLiteral("%1: \"launch.script_args\" must be a list of strings").arg(origin));
-    }
-    if (!job.scriptArgs.isEmpty() && !job.isScript()) {
-        throw JobError(QStringLiteral("%1: \"launch.script_args\" is given without \"launch.script\": name the script too").arg(origin));
     }
     const auto trainerValue = object.value(QStringLiteral("trainer"));
     if (!trainerValue.isUndefined() && !trainerValue.isObject()) {

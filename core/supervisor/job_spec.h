@@ -10,7 +10,9 @@
 // "trainer" holds ringmaster-trainer's flags by name (see ringmaster-trainer --help); the trainer
 // reads the same file (--job), so both sides share one format. A job that runs the user's own
 // torchrun-style script instead has "launch.script" (and optionally "script_args", a list of strings,
-// and "python", the interpreter, default python3) and no trainer flags. Loading checks every key and type
+// and "python", the interpreter, default python3; "metric_patterns", a list of regular expressions for
+// its output, ["none"] to turn that off; "tensorboard_dir", the folder its TensorBoard files go to, default
+// the run directory) and no trainer flags. Loading checks every key and type
 // (integers where a count is meant, GPU indices as non-negative integers) and names the key it
 // rejects; load -> save gives back the same job, trainer flags it does not know included.
 
@@ -24,6 +26,7 @@ namespace ringmaster::supervisor {
 inline constexpr int kJobFormatVersion = 1;
 inline constexpr int kMaxJobRanks = 1024;
 inline constexpr char kDefaultPython[] = "python3";
+inline constexpr double kDefaultHeartbeatTimeoutSec = 120.0;
 
 struct JobSpec
 {
@@ -34,7 +37,7 @@ struct JobSpec
     QString runDir;                           // explicit run directory (else a new one under outputRoot)
     int masterPort = 0;                       // 0: pick a free port
     int maxRestarts = 0;
-    double heartbeatTimeoutSec = 120.0;
+    double heartbeatTimeoutSec = kDefaultHeartbeatTimeoutSec;
     double gracePeriodSec = 30.0;
     QString resume;                           // run directory or checkpoint to continue from
     QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
@@ -42,6 +45,8 @@ struct JobSpec
     QString script;                           // the user's own training script (empty: the built-in trainer)
     QStringList scriptArgs;                   // the script's own arguments
     QString python = QString::fromLatin1(kDefaultPython); // the script's interpreter, a path or a name on PATH
+    QStringList metricPatterns;               // rank 0's output parsed with these (empty: default rules; {"none"}: off)
+    QString tensorboardDir;                   // TensorBoard event files followed here (empty: the run directory)
     // A script sends no heartbeats, so its hang detection is off unless a timeout was given (in the
     // file or as --heartbeat-timeout); the built-in trainer always has one.
     bool heartbeatTimeoutGiven = false;

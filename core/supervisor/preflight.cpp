@@ -2,6 +2,7 @@
 
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
+#include "metric_line_parser.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -121,6 +122,12 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job, const st
     return message.isEmpty() ? QStringLiteral("the trainer rejected the job (exit code %1)").arg(run.exitCode) : message;
 }
 
+QString missingInterpreter(const QString& python)
+{
+    return QStringLiteral("--python %1: no such interpreter%2: install Python 3 with PyTorch, or give its path with --python PATH")
+        .arg(python, python.contains(QLatin1Char('/')) ? QString() : QStringLiteral(" on PATH"));
+}
+
 // The script is a readable file and the interpreter exists; cheap, so made before anything slow.
 QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
 {
@@ -130,11 +137,12 @@ QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
         return QStringLiteral("--script %1: not a readable file: give the path of your training script").arg(job.script);
     }
     result->scriptPath = script.absoluteFilePath();
-    result->interpreterPath = locateInterpreter(job.python);
-    if (result->interpreterPath.isEmpty()) {
-        return QStringLiteral("--python %1: no such interpreter%2: install Python 3 with PyTorch, or give its path with --python PATH")
-            .arg(job.python, job.python.contains(QLatin1Char('/')) ? QString() : QStringLiteral(" on PATH"));
+    if (const QString bad = MetricLineParser::checkPatterns(job.metricPatterns); !bad.isEmpty()) return bad;
+    if (!job.tensorboardDir.isEmpty() && QFileInfo(job.tensorboardDir).exists() && !QFileInfo(job.tensorboardDir).isDir()) {
+        return QStringLiteral("--tensorboard-dir %1: not a folder: give the folder your script writes its TensorBoard files to").arg(job.tensorboardDir);
     }
+    result->interpreterPath = locateInterpreter(job.python);
+    if (result->interpreterPath.isEmpty()) return missingInterpreter(job.python);
     return {};
 }
 
@@ -155,6 +163,16 @@ QString checkInterpreterHasTorch(const JobSpec& job, PreflightResult* result, co
 }
 
 } // namespace
+
+PreflightResult checkScriptInterpreter(const QString& python, const std::atomic_bool* cancelled)
+{
+    PreflightResult result;
+    JobSpec job;
+    job.python = python;
+    result.interpreterPath = locateInterpreter(python);
+    result.error = result.interpreterPath.isEmpty() ? missingInterpreter(python) : checkInterpreterHasTorch(job, &result, cancelled);
+    return result;
+}
 
 int nvidiaGpuCount()
 {

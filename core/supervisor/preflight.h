@@ -44,6 +44,9 @@ QString checkOutputFolder(const QString& folder);
 
 // ringmaster-trainer: the job's trainer_path, else $RINGMASTER_TRAINER, else beside this executable, else on PATH.
 QString locateTrainer(const JobSpec& job);
+// The interpreter of a script job exists and imports torch: interpreterPath and torchVersion, or error
+// (the job form's check of its "Interpreter" field; pre-flight makes the same check).
+PreflightResult checkScriptInterpreter(const QString& python, const std::atomic_bool* cancelled = nullptr);
 // A Python interpreter given as a path, or as a name looked up on PATH; empty when there is none.
 QString locateInterpreter(const QString& python);
 // NVIDIA GPUs that NVML (or /proc/driver/nvidia/gpus) reports; 0 without a driver.

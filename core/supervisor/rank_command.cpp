@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QThread>
 
 #include <algorithm>
@@ -121,6 +122,25 @@ QString helperModuleDir()
 QString describeCommand(const RankCommand& command)
 {
     return (QStringList{command.program} + command.arguments).join(QLatin1Char(' '));
+}
+
+QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount, const QProcessEnvironment& base)
+{
+    QJsonArray ranks;
+    for (int r = 0; r < commands.size(); ++r) {
+        const RankCommand& command = commands.at(r);
+        QJsonObject environment;
+        for (const QString& key : command.environment.keys()) {
+            const QString value = command.environment.value(key);
+            if (base.contains(key) && base.value(key) == value) continue; // inherited unchanged
+            environment.insert(key, key == QLatin1String(protocol::kTokenEnv) ? QStringLiteral("(secret)") : value);
+        }
+        ranks.append(QJsonObject{{QStringLiteral("rank"), r},
+                                 {QStringLiteral("program"), command.program},
+                                 {QStringLiteral("arguments"), QJsonArray::fromStringList(command.arguments)},
+                                 {QStringLiteral("environment"), environment}});
+    }
+    return QJsonObject{{QStringLiteral("restart"), restartCount}, {QStringLiteral("ranks"), ranks}};
 }
 
 } // namespace ringmaster::supervisor

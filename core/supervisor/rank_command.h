@@ -14,6 +14,8 @@
 //    port) mean something; a script's do not. The trainer reports completion itself; a script has
 //    completed when every rank exited 0.
 
+#include <QJsonObject>
+#include <QList>
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
@@ -74,5 +76,12 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
 QString helperModuleDir();
 
 QString describeCommand(const RankCommand& command);
+
+// What RUN_DIR/commands.json records of one launch, so that a run can be reproduced or reported:
+//   {"restart": N, "ranks": [{"rank": 0, "program": "...", "arguments": [...], "environment": {...}}, ...]}
+// "environment" holds only what Ringmaster set or changed for the rank (the torchrun contract, the GPUs,
+// the socket); the socket's token is never written (its value reads "(secret)").
+QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount,
+                         const QProcessEnvironment& base = QProcessEnvironment::systemEnvironment());
 
 } // namespace ringmaster::supervisor

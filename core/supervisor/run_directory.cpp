@@ -89,6 +89,12 @@ void RunDirectory::patchSummary(const Outcome& outcome) const
     summary.insert(QStringLiteral("restarts"), outcome.restarts);
     summary.insert(QStringLiteral("world_size"), outcome.worldSize);
     summary.insert(QStringLiteral("metrics_received_over_socket"), outcome.metricsReceived);
+    if (outcome.supervisorOwnsSummary && outcome.lastStep >= 0) summary.insert(QStringLiteral("last_step"), outcome.lastStep);
+    if (!outcome.lastScalars.isEmpty()) {
+        QJsonObject last;
+        for (auto it = outcome.lastScalars.cbegin(); it != outcome.lastScalars.cend(); ++it) last.insert(it.key(), it.value());
+        summary.insert(QStringLiteral("last_scalars"), last);
+    }
     if (failed) {
         summary.insert(QStringLiteral("root_cause"), outcome.rootCause.summary());
         summary.insert(QStringLiteral("root_cause_rank"), outcome.rootCause.rank);
@@ -97,6 +103,15 @@ void RunDirectory::patchSummary(const Outcome& outcome) const
     QSaveFile out(file);
     if (out.open(QIODevice::WriteOnly)) {
         out.write(QJsonDocument(summary).toJson(QJsonDocument::Indented));
+        out.commit();
+    }
+}
+
+void RunDirectory::writeCommands(const QJsonObject& record) const
+{
+    QSaveFile out(m_path + QStringLiteral("/commands.json"));
+    if (out.open(QIODevice::WriteOnly)) {
+        out.write(QJsonDocument(record).toJson(QJsonDocument::Indented));
         out.commit();
     }
 }

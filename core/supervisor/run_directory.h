@@ -7,6 +7,8 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonObject>
+#include <QMap>
 #include <QString>
 
 #include "job_spec.h"
@@ -37,9 +39,13 @@ public:
         qint64 metricsReceived = 0;
         RootCause rootCause;
         bool supervisorOwnsSummary = false; // a script run: status and seconds are the supervisor's
+        qint64 lastStep = -1;               // the step of the last scalar received (-1: none)
+        QMap<QString, double> lastScalars;  // the last value of each scalar received
     };
     // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status.
     void patchSummary(const Outcome& outcome) const;
+    // Writes commands.json (atomically): what each rank of the current launch runs (rank_command.h).
+    void writeCommands(const QJsonObject& record) const;
     // Appends one timestamped line to logs/launcher.log.
     void log(const QString& message);
 

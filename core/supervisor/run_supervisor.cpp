@@ -1,5 +1,6 @@
 #include "run_supervisor.h"
 
+#include <QFileInfo>
 #include <QJsonObject>
 
 #include <csignal>
@@ -132,6 +133,7 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
         // job.json records what runs: the script and the interpreter that pre-flight resolved.
         m_job.script = checked.scriptPath;
         m_job.python = checked.interpreterPath;
+        if (!m_job.tensorboardDir.isEmpty()) m_job.tensorboardDir = QFileInfo(m_job.tensorboardDir).absoluteFilePath();
     }
     m_checked = checked;
     m_policy = launchPolicy(m_job);
@@ -147,8 +149,12 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
     m_scalarWriteFailed = false;
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
     // its log lines ("metric step=... loss=...") would otherwise record every value twice.
-    m_lineParser = MetricLineParser(m_job.isScript() ? QStringList{} : QStringList{QString::fromLatin1(kMetricPatternNone)});
+    // A script's output is read with its own patterns when it gave some (pre-flight checked them).
+    m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
+    m_lastScalarStep = -1;
+    m_lastScalars.clear();
     connectServer();
+    followTensorBoard();
 
     // Nothing of a previous run in this supervisor may leak into this one's verdict.
     m_verdict.reset();
@@ -183,17 +189,37 @@ void RunSupervisor::connectServer()
         recordScalars(scalarsOf(metric));
         Q_EMIT evalReceived(metric);
     });
-    connect(m_server.get(), &MetricServer::scalarsReceived, this, &RunSupervisor::recordScalars);
+    connect(m_server.get(), &MetricServer::scalarsReceived, this, [this](const ScalarBatch& scalars) { recordScalars(scalars); });
     connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunSupervisor::checkpointSaved);
     connect(m_server.get(), &MetricServer::heartbeatReceived, this, &RunSupervisor::onHeartbeat);
     connect(m_server.get(), &MetricServer::statusReceived, this, &RunSupervisor::onStatus);
     connect(m_server.get(), &MetricServer::notice, this, &RunSupervisor::log);
 }
 
-void RunSupervisor::recordScalars(const ScalarBatch& scalars)
+void RunSupervisor::followTensorBoard()
+{
+    m_tensorboard.reset();
+    if (!m_job.isScript()) return; // the trainer reports over the socket (and writes RUN_DIR/tb for TensorBoard)
+    const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
+    m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
+    connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
+        ScalarBatch batch;
+        batch.step = step;
+        batch.values.append(Scalar{tag, value});
+        recordScalars(batch, wallTime);
+    });
+    connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &RunSupervisor::log);
+    log(QStringLiteral("following TensorBoard event files under %1").arg(folder));
+    m_tensorboard->start();
+}
+
+void RunSupervisor::recordScalars(const ScalarBatch& scalars, double wallTime)
 {
     if (scalars.values.isEmpty()) return;
-    if (m_scalarRecorder.isOpen() && !m_scalarRecorder.append(scalars) && !m_scalarWriteFailed) {
+    m_lastScalarStep = scalars.step;
+    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
+    const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
+    if (m_scalarRecorder.isOpen() && !written && !m_scalarWriteFailed) {
         m_scalarWriteFailed = true; // said once, not per row
         log(m_scalarRecorder.error());
     }
@@ -237,6 +263,7 @@ void RunSupervisor::launchGroup()
     if (!context.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(context.resumeFrom));
     const QProcessEnvironment base = QProcessEnvironment::systemEnvironment();
     QString command;
+    QList<RankCommand> started;
     for (int r = 0; r < world; ++r) {
         auto rank = std::make_unique<Rank>();
         rank->status.rank = r;
@@ -276,6 +303,7 @@ void RunSupervisor::launchGroup()
         }
         const RankCommand rankCommand = commandFor(m_job, m_checked, r, context, base);
         command = describeCommand(rankCommand);
+        started.append(rankCommand);
         // Rank 0 founds the job's process group; start() returns after exec, so the group exists
         // when the next rank joins it.
         process->start(rankCommand.program, rankCommand.arguments, rankCommand.environment, m_group);
@@ -284,6 +312,7 @@ void RunSupervisor::launchGroup()
         if (process->pid() > 0) m_oom.track(process->pid());
         Q_EMIT rankChanged(r);
     }
+    m_dir.writeCommands(launchRecord(started, m_restarts, base));
     log(QStringLiteral("started %1 rank(s) in process group %2: %3").arg(world).arg(m_group).arg(command));
     // A program that reports nothing over the socket is running once it is started.
     if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);
@@ -520,6 +549,10 @@ bool RunSupervisor::relaunchAfter(const QString& why, bool countsAsRestart)
 void RunSupervisor::finishRun(RunState state)
 {
     m_watchdog.stop();
+    if (m_tensorboard) {
+        m_tensorboard->pollNow(); // what the script wrote just before it exited
+        m_tensorboard->stop();
+    }
     RunDirectory::Outcome outcome;
     outcome.state = state;
     outcome.restarts = m_restarts;
@@ -527,6 +560,8 @@ void RunSupervisor::finishRun(RunState state)
     outcome.metricsReceived = m_stepsReceived;
     outcome.rootCause = m_verdict.rootCause();
     outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
+    outcome.lastStep = m_lastScalarStep;
+    outcome.lastScalars = m_lastScalars;
     m_dir.patchSummary(outcome);
     if (state == RunState::Failed) {
         log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));

@@ -28,6 +28,7 @@
 #include "run_directory.h"
 #include "run_types.h"
 #include "scalar_recorder.h"
+#include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
 
@@ -91,7 +92,9 @@ Q_SIGNALS:
     void finished(ringmaster::supervisor::RunState state);
 
 private:
-    void recordScalars(const ScalarBatch& scalars);
+    // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
+    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
+    void followTensorBoard();
     struct Rank;
 
     void connectServer();
@@ -121,6 +124,9 @@ private:
     ScalarRecorder m_scalarRecorder;
     MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
     bool m_scalarWriteFailed = false;
+    std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
+    qint64 m_lastScalarStep = -1;
+    QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;
     pid_t m_group = 0;
     QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks

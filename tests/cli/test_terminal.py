@@ -205,3 +205,59 @@ def test_ctrl_c_during_pre_flight_launches_nothing(tmp_path):
         assert not runs.exists() or not any(runs.iterdir())
     finally:
         term.close()
+
+
+SCRIPT = r'''
+import os, signal, sys, time
+rank = int(os.environ["RANK"])
+run_dir = os.environ["RINGMASTER_RUN_DIR"]
+stopping = False
+def on_term(signum, frame):
+    global stopping
+    stopping = True
+signal.signal(signal.SIGTERM, on_term)
+print("pid %d joined" % os.getpid(), flush=True)
+step = 0
+while not stopping:
+    if rank == 0:
+        print("step %d loss=%.4f" % (step, 1.0 / (step + 1)), flush=True)
+    step += 1
+    time.sleep(0.1)
+# A graceful end: the script saves what it must, then exits 0.
+with open(os.path.join(run_dir, "final-%d.txt" % rank), "w") as f:
+    f.write(str(step))
+'''
+
+
+def test_ctrl_c_stops_a_users_script_gracefully(tmp_path):
+    # A user's script in a terminal: Ctrl-C reaches only the launcher, which sends SIGTERM to every rank;
+    # the script's own handler finishes (writes its file) and exits 0; no python is left.
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    term = Terminal(["--script", str(script), "--python", "/usr/bin/python3", "--device", "cpu", "--nproc", "2",
+                     "--output-root", str(tmp_path / "runs"), "--grace-period", "30"])
+    try:
+        run_dir = term.read_until(r"run (\S+): 2 rank").group(1)
+        pids = rank_pids(run_dir)
+        deadline = time.monotonic() + 60
+        while "step 5 loss" not in Path(run_dir, "logs", "rank-0.log").read_text() and time.monotonic() < deadline:
+            term.pump(0.1)
+        groups = {os.getpgid(pid) for pid in pids.values()}
+        assert len(groups) == 1 and groups.pop() != os.tcgetpgrp(term.fd)
+        os.write(term.fd, b"\x03")
+        code = term.wait()
+        assert code == 3, term.text()[-2000:]
+        assert "stopping gracefully (SIGTERM to every rank)" in term.text()
+        assert json.loads(Path(run_dir, "summary.json").read_text())["status"] == "stopped"
+        for rank in range(2):
+            assert Path(run_dir, f"final-{rank}.txt").exists(), f"rank {rank} did not finish its SIGTERM handler"
+        launcher_log = Path(run_dir, "logs", "launcher.log").read_text()
+        for rank in range(2):
+            assert re.search(rf"rank {rank} \(pid \d+\) exited with code 0", launcher_log), launcher_log
+        for pid in pids.values():
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        scalars = Path(run_dir, "scalars.csv").read_text().splitlines()
+        assert scalars[0] == "step,wall_time,name,value" and any(",loss," in row for row in scalars[1:])
+    finally:
+        term.close()

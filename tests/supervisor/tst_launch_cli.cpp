@@ -21,33 +21,6 @@ namespace {
 
 constexpr int kRunTimeoutMs = 180000;
 
-struct Launch
-{
-    QProcess process;
-    QString output;
-
-    void start(const QStringList& arguments, const QStringList& environment = {})
-    {
-        auto env = QProcessEnvironment::systemEnvironment();
-        for (const QString& pair : environment) env.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
-        process.setProcessEnvironment(env);
-        process.setProgram(launchPath());
-        process.setArguments(arguments);
-        process.setProcessChannelMode(QProcess::MergedChannels);
-        process.start();
-    }
-    void read() { output += QString::fromUtf8(process.readAll()); }
-    bool waitForOutput(const QString& needle, int timeoutMs)
-    {
-        return QTest::qWaitFor([&] { read(); return output.contains(needle); }, timeoutMs);
-    }
-    QString runDir()
-    {
-        static const QRegularExpression line(QStringLiteral("run (\\S+): \\d+ rank"));
-        return line.match(output).captured(1);
-    }
-};
-
 QStringList baseArguments(const QString& root)
 {
     return {QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--output-root"), root,
@@ -93,6 +66,11 @@ private Q_SLOTS:
                                             << QStringLiteral("--batch-size: must be >= 1") << QStringList{};
         QTest::newRow("unknown trainer flag") << QStringList{QStringLiteral("--learning-rate"), QStringLiteral("1")}
                                               << QStringLiteral("unknown option '--learning-rate'") << QStringList{};
+        QTest::newRow("metric pattern without a script")
+            << QStringList{QStringLiteral("--metric-pattern"), QStringLiteral("l=(?<l>\\d)")}
+            << QStringLiteral("--metric-pattern reads a script's output") << QStringList{};
+        QTest::newRow("tensorboard dir without a script") << QStringList{QStringLiteral("--tensorboard-dir"), QStringLiteral("tb")}
+                                                          << QStringLiteral("--tensorboard-dir is where a script writes") << QStringList{};
         QTest::newRow("bad nproc") << QStringList{QStringLiteral("--nproc"), QStringLiteral("0")}
                                    << QStringLiteral("--nproc 0") << QStringList{};
         QTest::newRow("bad nproc on cpu") << QStringList{QStringLiteral("--device"), QStringLiteral("cpu"),
@@ -106,7 +84,7 @@ private Q_SLOTS:
         QFETCH(QString, needle);
         QFETCH(QStringList, environment);
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(baseArguments(root.path()) + arguments, environment);
         QVERIFY(launch.process.waitForFinished(60000));
         launch.read();
@@ -122,7 +100,7 @@ private Q_SLOTS:
         QTemporaryDir root;
         QTcpServer taken;
         QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
-        Launch launch;
+        LaunchProcess launch;
         launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--master-port"), QString::number(taken.serverPort())});
         QVERIFY(launch.process.waitForFinished(60000));
         launch.read();
@@ -139,7 +117,7 @@ private Q_SLOTS:
         QVERIFY(job.open(QIODevice::WriteOnly));
         job.write("{\"launch\": {\"nproc\": 2,, }");
         job.close();
-        Launch launch;
+        LaunchProcess launch;
         launch.start(QStringList{job.fileName()} + baseArguments(root.filePath(QStringLiteral("runs"))));
         QVERIFY(launch.process.waitForFinished(60000));
         launch.read();
@@ -151,7 +129,7 @@ private Q_SLOTS:
     void plainOutputAndSummaryWhenPiped()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--max-steps"), QStringLiteral("30")});
         QVERIFY(launch.process.waitForFinished(kRunTimeoutMs));
         launch.read();
@@ -164,7 +142,7 @@ private Q_SLOTS:
     void sigtermStopsGracefullyWithFinalCheckpoint()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--epochs"), QStringLiteral("20")});
         QVERIFY(launch.waitForOutput(QStringLiteral("state: running"), kRunTimeoutMs));
         const QString dir = launch.runDir();
@@ -190,7 +168,7 @@ private Q_SLOTS:
     void damagedCheckpointOnResume()
     {
         QTemporaryDir root;
-        Launch first;
+        LaunchProcess first;
         first.start(baseArguments(root.path()) + QStringList{QStringLiteral("--max-steps"), QStringLiteral("20"),
                                                              QStringLiteral("--checkpoint-every"), QStringLiteral("10")});
         QVERIFY(first.process.waitForFinished(kRunTimeoutMs));
@@ -207,7 +185,7 @@ private Q_SLOTS:
         checkpoint.close();
         const QString summaryBefore = readAll(dir + QStringLiteral("/summary.json"));
 
-        Launch explicitFile;
+        LaunchProcess explicitFile;
         explicitFile.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--resume"), newest});
         QVERIFY(explicitFile.process.waitForFinished(60000));
         explicitFile.read();
@@ -217,7 +195,7 @@ private Q_SLOTS:
         QVERIFY2(explicitFile.output.trimmed().count(QLatin1Char('\n')) == 0, qPrintable(explicitFile.output));
         QCOMPARE(readAll(dir + QStringLiteral("/summary.json")), summaryBefore);
 
-        Launch wholeRun;
+        LaunchProcess wholeRun;
         wholeRun.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--resume"), dir,
                                    QStringLiteral("--max-steps"), QStringLiteral("25")});
         QVERIFY(wholeRun.process.waitForFinished(kRunTimeoutMs));
@@ -234,7 +212,7 @@ private Q_SLOTS:
     void killedLauncherTakesTheTrainersWithIt()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         // Silent trainers: a SIGPIPE on their next log line must not be what ends them.
         launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--epochs"), QStringLiteral("20"),
                                                               QStringLiteral("--log-every"), QStringLiteral("1000000")});

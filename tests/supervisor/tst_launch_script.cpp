@@ -93,51 +93,6 @@ ringmaster.flush(5)
 dist.destroy_process_group()
 )PY";
 
-struct Launch
-{
-    QProcess process;
-    QString output;
-
-    void start(const QStringList& arguments, const QStringList& environment = {}, const QStringList& unset = {})
-    {
-        auto env = QProcessEnvironment::systemEnvironment();
-        for (const QString& name : unset) env.remove(name);
-        for (const QString& pair : environment) env.insert(pair.section(QLatin1Char('='), 0, 0), pair.section(QLatin1Char('='), 1));
-        process.setProcessEnvironment(env);
-        process.setProgram(launchPath());
-        process.setArguments(arguments);
-        process.setProcessChannelMode(QProcess::MergedChannels);
-        process.start();
-    }
-    void read() { output += QString::fromUtf8(process.readAll()); }
-    bool finish(int timeoutMs)
-    {
-        const bool done = QTest::qWaitFor([&] { read(); return process.state() == QProcess::NotRunning; }, timeoutMs);
-        read();
-        return done;
-    }
-    QString runDir()
-    {
-        static const QRegularExpression line(QStringLiteral("run (\\S+): \\d+ rank"));
-        return line.match(output).captured(1);
-    }
-};
-
-QJsonObject readJson(const QString& path)
-{
-    return QJsonDocument::fromJson(readAll(path).toUtf8()).object();
-}
-
-QString writeFile(const QString& path, const QByteArray& content, bool executable = false)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write(content);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
-    return path;
-}
-
 // The pids every rank recorded in its env-RANK-ATTEMPT.json.
 QList<qint64> scriptPids(const QString& runDir)
 {
@@ -188,7 +143,7 @@ private Q_SLOTS:
     void ddpScriptRunsUnchangedWithTorchrunEnvironment()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         // Arguments after -- reach the script untouched, --name=value forms included.
         launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("20"),
                                                    QStringLiteral("--tag=a b"), QStringLiteral("extra")}),
@@ -288,7 +243,7 @@ private Q_SLOTS:
     void failingRankIsNamedWithItsPythonError()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
                                                    QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-step"),
                                                    QStringLiteral("5")}));
@@ -318,7 +273,7 @@ private Q_SLOTS:
     void sigtermStopsTheScriptRanks()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
                                                    QStringLiteral("--sleep"), QStringLiteral("0.05")}));
         QString dir;
@@ -340,7 +295,7 @@ private Q_SLOTS:
     void restartRelaunchesWithTheNextRestartCount()
     {
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         // The user's own OMP_NUM_THREADS is kept.
         launch.start(scriptArguments(root.path(), {QStringLiteral("--max-restarts"), QStringLiteral("1"), QStringLiteral("--"),
                                                    QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--fail-first-attempt")}),
@@ -368,7 +323,7 @@ private Q_SLOTS:
         // than that, but rank 0's lines show that the group progresses, so the run completes.
         {
             QTemporaryDir root;
-            Launch launch;
+            LaunchProcess launch;
             launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
                                                        QStringLiteral("--steps"), QStringLiteral("30"), QStringLiteral("--sleep"),
                                                        QStringLiteral("0.5")}));
@@ -378,7 +333,7 @@ private Q_SLOTS:
         }
         // Every rank silent for 10 s: hung, the group is killed, the launcher exits 1.
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
                                                    QStringLiteral("--steps"), QStringLiteral("100"), QStringLiteral("--stall-step"),
                                                    QStringLiteral("2")}));
@@ -407,6 +362,18 @@ private Q_SLOTS:
             << QStringLiteral("cannot import torch (ModuleNotFoundError: No module named 'torch')");
         QTest::newRow("trainer flag") << QStringList{QStringLiteral("--lr"), QStringLiteral("0.1")}
                                       << QStringLiteral("--lr is a ringmaster-trainer flag and cannot be used with --script");
+        QTest::newRow("pattern not a regular expression")
+            << QStringList{QStringLiteral("--metric-pattern"), QStringLiteral("loss=(?<loss>[0-9")}
+            << QStringLiteral("--metric-pattern 'loss=(?<loss>[0-9' is not a valid regular expression");
+        QTest::newRow("pattern without a named group")
+            << QStringList{QStringLiteral("--metric-pattern"), QStringLiteral("loss=([0-9.]+)")}
+            << QStringLiteral("has no named group");
+        QTest::newRow("none with other patterns")
+            << QStringList{QStringLiteral("--metric-pattern"), QStringLiteral("none"), QStringLiteral("--metric-pattern"), QStringLiteral("l=(?<l>\\d)")}
+            << QStringLiteral("--metric-pattern none turns metric parsing off and cannot be combined");
+        QTest::newRow("tensorboard dir is a file")
+            << QStringList{QStringLiteral("--tensorboard-dir"), m_train}
+            << QStringLiteral("--tensorboard-dir %1: not a folder").arg(m_train);
         QTest::newRow("script args without a script") << QStringList{QStringLiteral("--script=")} << QStringLiteral("give the script with --script PATH");
     }
 
@@ -415,7 +382,7 @@ private Q_SLOTS:
         QFETCH(QStringList, arguments);
         QFETCH(QString, needle);
         QTemporaryDir root;
-        Launch launch;
+        LaunchProcess launch;
         // The flags given last win over the defaults of scriptArguments().
         launch.start(scriptArguments(root.path(), arguments + QStringList{QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("1")}));
         QVERIFY(launch.finish(120000));
