@@ -20,6 +20,7 @@
 #include "input_pickers.h"
 #include "job_options.h"
 #include "preflight.h"
+#include "script_fields.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -37,6 +38,10 @@ const char* const kAutoLoss = "auto";
 const char* const kNoteStyle = "color: #455a64;";
 const char* const kWarningStyle = "color: #8a5300;";
 const char* const kErrorStyle = "color: #b00020;";
+// The kinds of job the form describes, in the order of its "Runs" box.
+enum JobKind { kBuiltInTrainer = 0, kUserScript = 1 };
+// The heartbeat box's 0: a script's hang detection is off (it prints nothing regularly by contract).
+constexpr double kHangDetectionOff = 0.0;
 
 QSpinBox* spin(QWidget* parent, int min, int max, int value, const QString& tip)
 {
@@ -70,6 +75,10 @@ QComboBox* combo(QWidget* parent, const QStringList& items, const QString& tip)
 JobForm::JobForm(QWidget* parent)
     : QWidget(parent)
 {
+    m_kind = combo(this, {tr("Built-in trainer"), tr("Your script")},
+                   tr("Built-in trainer: ringmaster-trainer with the model and data below. Your script: your own "
+                      "torchrun-style Python training script, run unchanged on every rank"));
+    m_script = new ScriptFields(this);
     m_model = new ModelBox(this);
     m_data = combo(this, {QStringLiteral("fashion-mnist"), QStringLiteral("synthetic")},
                    tr("fashion-mnist (the Debian package), synthetic (for linear), a folder (MNIST-format IDX files, or "
@@ -125,8 +134,11 @@ JobForm::JobForm(QWidget* parent)
         if (!dir.isEmpty()) m_output->setText(dir);
     });
     m_maxRestarts = spin(this, 0, 100, 0, tr("After a failure, restart the group from the latest checkpoint up to N times"));
-    m_heartbeat = doubleSpin(this, 1, 86400, 120, 1, tr("A rank silent for this many seconds is reported hung and the group is stopped"));
+    m_heartbeat = doubleSpin(this, kHangDetectionOff, 86400, 120, 1,
+                             tr("A rank silent for this many seconds is reported hung and the group is stopped. A script's "
+                                "output counts as progress; off (0) is the default for scripts"));
     m_heartbeat->setSuffix(tr(" s"));
+    m_heartbeat->setSpecialValueText(tr("off"));
 
     auto row = [this](QWidget* a, QWidget* b) {
         auto* box = new QWidget(this);
@@ -173,12 +185,21 @@ JobForm::JobForm(QWidget* parent)
     outputForm->addRow(tr("Output folder"), row(m_output, browseOut));
     outputForm->addRow(tr("Max restarts"), m_maxRestarts);
     outputForm->addRow(tr("Heartbeat timeout"), m_heartbeat);
+    m_outputForm = outputForm;
+    m_trainerModel = model;
+    m_trainerSchedule = schedule;
+    auto* kindRow = new QWidget(this);
+    auto* kindForm = new QFormLayout(kindRow);
+    kindForm->setContentsMargins(0, 0, 0, 0);
+    kindForm->addRow(tr("Runs"), m_kind);
     m_problemLabel = new QLabel(this);
     m_problemLabel->setWordWrap(true);
     m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020;"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(kindRow);
+    layout->addWidget(m_script);
     layout->addWidget(model);
     layout->addWidget(schedule);
     layout->addWidget(outputs);
@@ -193,6 +214,13 @@ JobForm::JobForm(QWidget* parent)
     for (auto* edit : {m_lr, m_labelColumn, m_imageSize}) connect(edit, &QLineEdit::textChanged, this, &JobForm::revalidate);
     connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
     connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
+    connect(m_script, &ScriptFields::changed, this, &JobForm::revalidate);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+        // Each kind's own default hang detection: off for a script (it need not print regularly), on for the trainer.
+        m_heartbeat->setValue(isScript() ? kHangDetectionOff : std::max(m_heartbeat->value(), supervisor::kDefaultHeartbeatTimeoutSec));
+        showKind();
+        revalidate();
+    });
     m_probeDebounce.setSingleShot(true);
     m_probeDebounce.setInterval(kProbeDebounceMs);
     connect(&m_probeDebounce, &QTimer::timeout, this, [this] { m_probe->start(m_probeKey.first(), m_probeKey.mid(1)); });
@@ -218,6 +246,30 @@ JobForm::JobForm(QWidget* parent)
                 {QStringLiteral("keep_checkpoints"), m_keepCheckpoints},
                 {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}};
     setJob(supervisor::defaultJob(0));
+}
+
+bool JobForm::isChecking() const
+{
+    return m_outputPending || (isScript() && m_script->isChecking());
+}
+
+bool JobForm::isScript() const
+{
+    return m_kind->currentIndex() == kUserScript;
+}
+
+void JobForm::showKind()
+{
+    const bool script = isScript();
+    m_script->setVisible(script);
+    m_script->setActive(script);
+    m_trainerModel->setVisible(!script);
+    m_trainerSchedule->setVisible(!script);
+    // Evaluation and checkpoints are the trainer's; a script does its own.
+    for (QWidget* trainerOnly : {static_cast<QWidget*>(m_evalEvery), static_cast<QWidget*>(m_checkpointEvery),
+                                 static_cast<QWidget*>(m_keepCheckpoints)}) {
+        m_outputForm->setRowVisible(trainerOnly, !script);
+    }
 }
 
 void JobForm::setWorldSize(int ranks)
@@ -299,6 +351,16 @@ void JobForm::revalidate()
     if (!outputProblem.isEmpty()) problems << tr("Output folder: %1").arg(outputProblem);
     mark(m_output, !outputProblem.isEmpty());
 
+    const bool badHeartbeat = !isScript() && m_heartbeat->value() <= kHangDetectionOff;
+    if (badHeartbeat) problems << tr("Heartbeat timeout must be above 0 s for the built-in trainer (off is for scripts).");
+    mark(m_heartbeat, badHeartbeat);
+    if (isScript()) {
+        problems << m_script->problems();
+        requestProbe(false); // the trainer's probe describes the trainer's model and data only
+        finishValidation(problems);
+        return;
+    }
+
     // What the form can tell at once; the trainer's probe checks the rest.
     const QString data = m_data->currentText().trimmed();
     const QString model = m_model->model();
@@ -349,12 +411,17 @@ void JobForm::revalidate()
     m_momentum->setEnabled(m_optimizer->currentText() == QLatin1String("sgd"));
     m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(qint64(m_batch->value()) * std::max(m_worldSize, 0))
                                .arg(m_batch->value()).arg(m_worldSize));
+    finishValidation(problems);
+}
+
+void JobForm::finishValidation(const QStringList& problems)
+{
     m_problemLabel->setText(problems.join(QLatin1Char('\n')));
     m_problemLabel->setVisible(!problems.isEmpty());
-    if (problems != m_problems || isValid() != m_lastValid || m_outputPending != m_lastPending) {
+    if (problems != m_problems || isValid() != m_lastValid || isChecking() != m_lastPending) {
         m_problems = problems;
         m_lastValid = isValid();
-        m_lastPending = m_outputPending;
+        m_lastPending = isChecking();
         Q_EMIT validityChanged(m_lastValid, m_problems);
     }
 }
@@ -451,7 +518,10 @@ void JobForm::setJob(const supervisor::JobSpec& job)
     m_keepCheckpoints->setValue(static_cast<int>(integerOption(t, "keep_checkpoints", 3)));
     m_output->setText(job.outputRoot);
     m_maxRestarts->setValue(job.maxRestarts);
-    m_heartbeat->setValue(job.heartbeatTimeoutSec);
+    m_heartbeat->setValue(job.isScript() && !job.heartbeatTimeoutGiven ? kHangDetectionOff : job.heartbeatTimeoutSec);
+    m_script->setJob(job);
+    m_kind->setCurrentIndex(job.isScript() ? kUserScript : kBuiltInTrainer);
+    showKind();
     // What the widgets show now (after their ranges and decimals) stands for the loaded values.
     m_loadedValues = shownValues();
     m_sizeFor.clear(); // synthetic_samples may differ
@@ -497,8 +567,26 @@ supervisor::JobSpec JobForm::job(const QString& device, int cpuRanks, const QLis
     job.gpus = gpus;
     job.nproc = device == QLatin1String("cuda") ? static_cast<int>(gpus.size()) : cpuRanks;
     const QList<QJsonValue> values = shownValues();
+    if (isScript()) {
+        m_script->apply(&job);
+        job.trainer = QJsonObject(); // the trainer's flags are not a script's
+        job.outputRoot = m_output->text().trimmed();
+        job.maxRestarts = m_maxRestarts->value();
+        job.heartbeatTimeoutGiven = m_heartbeat->value() > kHangDetectionOff;
+        if (job.heartbeatTimeoutGiven) job.heartbeatTimeoutSec = m_heartbeat->value();
+        return job;
+    }
+    // A built-in job: none of a script's settings, and when the loaded job was a script, every field as shown
+    // (its trainer section was empty, so "untouched" would leave the trainer's own defaults, not the form's).
+    const bool fromScript = job.isScript();
+    job.script.clear();
+    job.scriptArgs.clear();
+    job.python = QString::fromLatin1(supervisor::kDefaultPython);
+    job.metricPatterns.clear();
+    job.tensorboardDir.clear();
+    if (fromScript) job.heartbeatTimeoutGiven = true;
     for (int i = 0; i < m_fields.size(); ++i) {
-        if (i < m_loadedValues.size() && values.at(i) == m_loadedValues.at(i)) continue; // untouched: the loaded value stands
+        if (!fromScript && i < m_loadedValues.size() && values.at(i) == m_loadedValues.at(i)) continue; // untouched: the loaded value stands
         const Field& field = m_fields.at(i);
         if (!field.trainerKey.isEmpty() && values.at(i).isUndefined()) job.trainer.remove(field.trainerKey);
         else if (!field.trainerKey.isEmpty()) job.setTrainerOption(field.trainerKey, values.at(i));

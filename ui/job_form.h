@@ -1,5 +1,6 @@
 #pragma once
-// The job form: model, data, schedule, optimizer, evaluation, checkpoints, output, restart policy.
+// The job form: what runs (the built-in trainer, or the user's own script: ScriptFields), then for the
+// trainer model, data, schedule, optimizer, evaluation and checkpoints, and for both output and restart policy.
 // Every field has a tooltip; an invalid value is outlined and its reason listed under the form, and
 // validityChanged() tells the window to keep Start disabled until the form is valid.
 // The form edits a job rather than replacing it: the loaded JobSpec is the base, and only the fields
@@ -24,6 +25,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -31,6 +33,7 @@ class QSpinBox;
 namespace ringmaster::ui {
 
 class ModelBox;
+class ScriptFields;
 class ValidationField;
 
 class JobForm : public QWidget
@@ -48,14 +51,19 @@ public:
     void setWorldSize(int ranks);
 
     // Valid: no problem listed and no output-folder check pending for the current text.
-    bool isValid() const { return m_problems.isEmpty() && !m_outputPending; }
-    bool isChecking() const { return m_outputPending; }
+    bool isValid() const { return m_problems.isEmpty() && !isChecking(); }
+    // The output folder's or the script interpreter's check is pending.
+    bool isChecking() const;
+    bool isScript() const;
     // A probe is waiting for its debounce or running ("checking…" under the rows).
     bool isProbing() const { return m_probePending; }
     ProbeOutcome probeOutcome() const { return m_probeOutcome; }
     QStringList problems() const { return m_problems; }
 
     // Widgets by role, for the tests and for focus handling.
+    QComboBox* kindBox() const { return m_kind; }
+    ScriptFields* scriptFields() const { return m_script; }
+    QDoubleSpinBox* heartbeatBox() const { return m_heartbeat; }
     QSpinBox* batchSizeBox() const { return m_batch; }
     QLineEdit* outputEdit() const { return m_output; }
     ModelBox* modelBox() const { return m_model; }
@@ -84,6 +92,8 @@ private:
     };
 
     void revalidate();
+    void finishValidation(const QStringList& problems);
+    void showKind();
     void mark(QWidget* widget, bool bad);
     QList<QJsonValue> shownValues() const;
     QJsonValue valueOf(const QWidget* widget) const;
@@ -96,6 +106,11 @@ private:
     void onProbed(const ProbeOutcome& outcome);
     void showProbe();
 
+    QComboBox* m_kind;
+    ScriptFields* m_script;
+    QWidget* m_trainerModel;             // the trainer's groups, hidden for a script
+    QWidget* m_trainerSchedule;
+    QFormLayout* m_outputForm;
     ModelBox* m_model;
     QComboBox* m_data;
     ValidationField* m_validation;
