@@ -5,7 +5,7 @@
 # installs slurm-wlm and munge. Never touches a slurm.conf that this script did not write.
 # Usage: scripts/slurm-local.sh [--stop]      (as root)
 # Exit: 0 the node is idle (or, with --stop, everything stopped); 77 this machine cannot run it (not root,
-# Slurm not installed); 1 it was tried and failed (one line says why and which log to read).
+# Slurm not installed); 1 it was tried and failed (one line says why and which log to read); 2 bad usage.
 set -euo pipefail
 
 readonly conf=/etc/slurm/slurm.conf
@@ -62,7 +62,7 @@ if [ "${1:-}" = "--stop" ]; then
   stop_daemon "$munge_pid" munged
   exit 0
 fi
-[ $# -eq 0 ] || cannot "unknown argument '$1' (usage: scripts/slurm-local.sh [--stop])"
+if [ $# -ne 0 ]; then echo "slurm-local: unknown argument '$1' (usage: scripts/slurm-local.sh [--stop])" >&2; exit 2; fi
 
 [ -f "$conf" ] && ! ours && fail "$conf exists and was not written by this script: not replacing it (move it away to use this one-node cluster)"
 
