@@ -29,6 +29,8 @@ packages=(
   desktop-file-utils
   # Tests: the data-reader test writes PNG and JPEG images with PIL.
   python3-pil
+  # Tests: a one-node Slurm (scripts/slurm-local.sh) for the srun and --slurm tests.
+  slurm-wlm munge
 )
 
 missing=()

@@ -150,7 +150,10 @@ std::string trainerUsage()
 {
     return "usage: ringmaster-trainer [--job FILE] [--FLAG VALUE]...\n"
            "One data-parallel rank; reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,\n"
-           "MASTER_PORT (or SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS) from the environment.\n"
+           "MASTER_PORT from the environment, else Slurm's: SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, this\n"
+           "node's SLURM_STEP_TASKS_PER_NODE entry; MASTER_ADDR = first host of SLURM_STEP_NODELIST (or\n"
+           "SLURM_JOB_NODELIST), MASTER_PORT = 15000 + SLURM_JOB_ID % 17000. So `srun -n 4 ringmaster-trainer`\n"
+           "works as is; a MASTER_ADDR or MASTER_PORT you set wins.\n"
            "flags: --model linear|mlp|cnn|FILE.pt (TorchScript)  --epochs N  --max-steps N\n"
            "       --data fashion-mnist|synthetic|IDX_DIR|IMAGE_DIR|FILE.csv|FILE.pt   training data (format detected)\n"
            "       --val-data PATH   validation data   --val-split F   hold out a seeded fraction of --data instead\n"

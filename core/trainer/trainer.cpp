@@ -110,6 +110,7 @@ int trainerMain(int argc, char** argv)
         return kExitUsage;
     }
     setUpLogging(env.rank);
+    if (!env.derivedFromSlurm.empty()) spdlog::info("rendezvous from Slurm's environment: {}", env.derivedFromSlurm);
     installStopHandlers();
     try {
         Trainer trainer(config, env);
