@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QToolButton>
 #include <QtConcurrent>
 
@@ -108,7 +109,9 @@ void ScriptFields::setJob(const supervisor::JobSpec& job)
     m_script->setText(job.script);
     QStringList quoted;
     for (const QString& argument : job.scriptArgs) {
-        const bool plain = !argument.isEmpty() && !argument.contains(QLatin1Char(' ')) && !argument.contains(QLatin1Char('"'));
+        // QProcess::splitCommand's rules: whitespace splits outside quotes, """ is a literal quote inside them.
+        static const QRegularExpression needsQuotes(QStringLiteral("[\\s\"]"));
+        const bool plain = !argument.isEmpty() && !argument.contains(needsQuotes);
         quoted << (plain ? argument : QLatin1Char('"') + QString(argument).replace(QLatin1Char('"'), QStringLiteral("\"\"\"")) + QLatin1Char('"'));
     }
     m_arguments->setText(quoted.join(QLatin1Char(' ')));

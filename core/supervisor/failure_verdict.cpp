@@ -11,6 +11,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr qint64 kKiBPerMiB = 1024;
+constexpr int kPythonExitUsage = 2; // argparse's parser.error(), `python3 missing.py`
 
 } // namespace
 
@@ -18,6 +19,10 @@ QString describeEnd(const RankEnd& end)
 {
     if (end.exitSignal == 0) {
         QString how = QStringLiteral("exited with code %1").arg(end.exitCode);
+        if (!end.trainerExitCodes) {
+            if (end.exitCode == kPythonExitUsage) how += QStringLiteral(" (Python's code for a command-line error, e.g. argparse's: see its log)");
+            return how;
+        }
         if (end.exitCode == protocol::kTrainerExitUsage) how += QStringLiteral(" (bad input)");
         if (end.exitCode == protocol::kTrainerExitAddressInUse) how += QStringLiteral(" (rendezvous port already in use)");
         return how;

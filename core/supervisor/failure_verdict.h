@@ -24,9 +24,11 @@ struct RankEnd
     bool oomKilled = false;              // the kernel log names it as the OOM killer's victim
     bool oomLikely = false;              // its memory cgroup's OOM-kill count rose while it ran
     qint64 peakRssKiB = -1;
+    bool trainerExitCodes = true;        // codes mean what ringmaster-trainer's do (2 bad input, 3 port taken); false: a script's
 };
 
-// "exited with code 1", "exited with code 2 (bad input)", "killed by signal 9 (SIGKILL) …".
+// "exited with code 1", "exited with code 2 (bad input)", "killed by signal 9 (SIGKILL) …". A script's code 2
+// is Python's for a command-line error (argparse, a file it cannot open); its other codes are its own.
 QString describeEnd(const RankEnd& end);
 FailurePriority priorityOf(const RankEnd& end, const QStringList& lastLines);
 // The last `count` lines worth showing: stack frames ("frame #3: …"), "terminate called …" and

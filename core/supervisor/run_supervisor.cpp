@@ -424,6 +424,7 @@ void RunSupervisor::onRankFinished(int rank, int exitCode, int exitSignal)
     end.exitSignal = exitSignal;
     end.signalSentByRingmaster = exitSignal != 0 && m_signalsSent.contains(exitSignal);
     end.peakRssKiB = r.status.peakRssKiB;
+    end.trainerExitCodes = m_policy.trainerExitCodes;
     if (exitSignal == SIGKILL && !end.signalSentByRingmaster) {
         const auto evidence = m_oom.oomEvidence(r.status.pid);
         end.oomKilled = evidence == OomWatch::Evidence::KernelLogNamesIt;

@@ -59,6 +59,20 @@ private Q_SLOTS:
                  FailurePriority::PeerCollateral);
         QCOMPARE(priorityOf(end, {QStringLiteral("RuntimeError: boom at step 5")}), FailurePriority::ExitOne);
     }
+
+    void exitCodesMeanWhatTheProgramSays()
+    {
+        RankEnd end;
+        end.exitCode = 2;
+        QCOMPARE(describeEnd(end), QStringLiteral("exited with code 2 (bad input)"));
+        end.exitCode = 3;
+        QCOMPARE(describeEnd(end), QStringLiteral("exited with code 3 (rendezvous port already in use)"));
+        // A script's codes are not the trainer's: 2 is Python's command-line error, 3 is the script's own.
+        end.trainerExitCodes = false;
+        QCOMPARE(describeEnd(end), QStringLiteral("exited with code 3"));
+        end.exitCode = 2;
+        QCOMPARE(describeEnd(end), QStringLiteral("exited with code 2 (Python's code for a command-line error, e.g. argparse's: see its log)"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFailureVerdict)

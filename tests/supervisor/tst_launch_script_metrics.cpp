@@ -3,7 +3,8 @@
 // it writes, followed live under the run directory or a --tensorboard-dir. The event files are written here
 // by an independent Python implementation of the record format (Debian has no tensorboard package).
 // Also what the run directory then says: summary.json's last step and last value of each scalar, and
-// commands.json, the exact command of each rank without the socket's secret.
+// commands.json, the exact command of each rank without the socket's secret; and --resume RUN_DIR of a
+// failed script run, which relaunches the script in the same directory, where it continues from its own state.
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -79,6 +80,23 @@ if os.environ["RANK"] == "0":
             print("it %d | l %.4f other=5" % (step, 0.5 + step / 16))
             write_record(f, event(1700000000.25 + step, step, tag="train/tb_loss", value=(step + 1) / 8))
             time.sleep(0.05)
+)PY";
+
+// Resumes from RUN_DIR/state.txt (the last finished step) as a script does from its own checkpoints; the
+// first time, it fails after step 4.
+constexpr char kResumableScript[] = R"PY(
+import os, sys
+run_dir = os.environ["RINGMASTER_RUN_DIR"]
+state = os.path.join(run_dir, "state-%s.txt" % os.environ["RANK"])
+first = int(open(state).read()) + 1 if os.path.exists(state) else 0
+for step in range(first, 10):
+    if step == 5 and not os.path.exists(os.path.join(run_dir, "failed-once")):
+        open(os.path.join(run_dir, "failed-once"), "w").close()
+        raise SystemExit("failing at step 5 the first time")
+    if os.environ["RANK"] == "0":
+        print("step %d loss=%.3f" % (step, 1.0 / (step + 1)))
+    with open(state, "w") as f:
+        f.write(str(step))
 )PY";
 
 struct ScalarsCsv
@@ -198,6 +216,37 @@ private Q_SLOTS:
         const ScalarsCsv csv = readScalars(launch.runDir());
         verifyTensorBoardScalars(csv); // found two folders deep under RUN_DIR
         QCOMPARE(csv.values.keys(), QStringList{QStringLiteral("train/tb_loss")});
+    }
+
+    void resumeOfAFailedScriptRunContinuesInItsDirectory()
+    {
+        QTemporaryDir root;
+        const QString script = writeFile(m_scripts.filePath(QStringLiteral("resumable.py")), kResumableScript);
+        const QStringList base{QStringLiteral("--python"), QString::fromLatin1(kPython), QStringLiteral("--device"), QStringLiteral("cpu"),
+                               QStringLiteral("--nproc"), QStringLiteral("2")};
+        LaunchProcess first;
+        first.start(QStringList{QStringLiteral("--script"), script, QStringLiteral("--output-root"), root.path()} + base);
+        QVERIFY(first.finish(kRunTimeoutMs));
+        QCOMPARE(first.process.exitCode(), 1);
+        const QString dir = first.runDir();
+        QCOMPARE(readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+
+        LaunchProcess resumed;
+        resumed.start(QStringList{QStringLiteral("--resume"), dir} + base);
+        QVERIFY(resumed.finish(kRunTimeoutMs));
+        QVERIFY2(resumed.process.exitCode() == 0, qPrintable(resumed.output));
+        QCOMPARE(resumed.runDir(), dir); // the same directory, with the job.json it had
+        QCOMPARE(QDir(root.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 1);
+        const QJsonObject summary = readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(summary.value(QStringLiteral("last_step")).toInt(), 9);
+        // Every step's loss once: 0-4 from the first launch, 5-9 from the resumed one, appended.
+        const auto loss = readScalars(dir).values.value(QStringLiteral("loss"));
+        QCOMPARE(loss.keys(), (QList<qint64>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+        for (qint64 step = 0; step < 10; ++step) QCOMPARE(loss.value(step), QString::number(1.0 / static_cast<double>(step + 1), 'f', 3).toDouble());
+        QCOMPARE(readAll(dir + QStringLiteral("/scalars.csv")).count(QStringLiteral("step,wall_time,name,value")), 1);
+        const QString log = readAll(dir + QStringLiteral("/logs/rank-0.log"));
+        QVERIFY(log.contains(QStringLiteral("step 4 loss=")) && log.contains(QStringLiteral("step 9 loss=")));
     }
 };
 
