@@ -29,6 +29,7 @@ constexpr int kDrainIntervalMs = 33;
 constexpr std::size_t kAntialiasedPointLimit = 1000;
 // A series this short (an evaluation per epoch) is drawn with a dot per point.
 constexpr std::size_t kScatterPointLimit = 100;
+constexpr double kScatterSize = 5;
 
 double nowUnixSeconds()
 {
@@ -255,7 +256,9 @@ void ScalarChart::drawNewPoints(const QString& key, SeriesGraphs* graphs)
     graphs->raw->addData(keys, values, std::is_sorted(keys.begin(), keys.end()));
     graphs->smoothed->addData(smoothKeys, smoothValues, std::is_sorted(smoothKeys.begin(), smoothKeys.end()));
     const bool sparse = series->size() <= kScatterPointLimit;
-    graphs->smoothed->setScatterStyle(sparse ? QCPScatterStyle(QCPScatterStyle::ssDisc, 5) : QCPScatterStyle());
+    // The dots mark the measured values (the raw graph), in the series' full colour.
+    const QColor colour = graphs->smoothed->pen().color();
+    graphs->raw->setScatterStyle(sparse ? QCPScatterStyle(QCPScatterStyle::ssDisc, colour, colour, kScatterSize) : QCPScatterStyle());
     for (auto* graph : {graphs->raw, graphs->smoothed}) graph->setAntialiased(series->size() <= kAntialiasedPointLimit);
 }
 

@@ -12,6 +12,8 @@ constexpr int kPanelMinHeight = 200;
 constexpr int kRawAlpha = 60;
 constexpr double kRangePadding = 0.05;
 constexpr double kLogRangeFactor = 1.1;
+// A fixed left margin (room for tick labels like "0.0001" or "250000"), so the stacked panels' x axes line up.
+constexpr int kValueAxisMargin = 64;
 // Tableau's ten colours (matplotlib's default cycle), one per series of a panel.
 const QColor kPalette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40}, {148, 103, 189},
                            {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
@@ -35,6 +37,8 @@ QCustomPlot* createScalarPanel(QWidget* parent, const QString& title, const QStr
     plot->legend->setVisible(true);
     plot->legend->setBrush(QColor(255, 255, 255, 200));
     plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot->axisRect()->setAutoMargins(QCP::msRight | QCP::msTop | QCP::msBottom);
+    plot->axisRect()->setMargins(QMargins(kValueAxisMargin, 0, 0, 0));
     plot->xAxis->setLabel(xLabel);
     setLogValueAxis(plot, logScale);
     return plot;
