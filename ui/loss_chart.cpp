@@ -141,8 +141,7 @@ void LossChart::clear()
     m_pendingEval.clear();
     for (auto* column : {&m_steps, &m_epochs, &m_walls, &m_losses, &m_lrs}) column->clear();
     m_evals.clear();
-    m_emaLast = 0.0;
-    m_emaCount = 0;
+    m_ema.reset();
     m_followLatest = true;
     resetExtremes();
     for (auto* graph : {m_raw, m_smoothed, m_valLoss, m_valAccuracy, m_lr}) graph->data()->clear();
@@ -192,11 +191,8 @@ void LossChart::appendSmoothed(std::size_t from)
     values.reserve(keys.capacity());
     for (std::size_t i = from; i < m_losses.size(); ++i) {
         if (!std::isfinite(m_losses[i])) continue;
-        m_emaLast = m_emaLast * m_emaWeight + (1.0 - m_emaWeight) * m_losses[i];
-        ++m_emaCount;
-        const double debias = 1.0 - std::pow(m_emaWeight, static_cast<double>(m_emaCount));
         keys.append(keyOf(i));
-        values.append(debias > 0 ? m_emaLast / debias : m_losses[i]);
+        values.append(m_ema.add(m_losses[i]));
     }
     m_smoothed->addData(keys, values, true);
 }
@@ -304,8 +300,7 @@ void LossChart::rebuild()
     m_raw->setData(keys, losses, true);
     m_lr->setData(keys, lrs, true);
     updateAntialiasing();
-    m_emaLast = 0.0;
-    m_emaCount = 0;
+    m_ema.reset();
     appendSmoothed(0);
     for (std::size_t i = 0; i < m_evals.size(); ++i) {
         m_valLoss->addData(evalKey(i), m_evals[i].valLoss);
@@ -325,11 +320,9 @@ void LossChart::setXAxis(XAxis axis)
 
 void LossChart::setSmoothing(double weight)
 {
-    m_emaWeight = std::clamp(weight, 0.0, 0.999);
-    m_smoothingLabel->setText(tr("smoothing %1").arg(m_emaWeight, 0, 'f', 2));
+    m_ema.setWeight(weight);
+    m_smoothingLabel->setText(tr("smoothing %1").arg(m_ema.weight(), 0, 'f', 2));
     m_smoothed->data()->clear();
-    m_emaLast = 0.0;
-    m_emaCount = 0;
     appendSmoothed(0);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

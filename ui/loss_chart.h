@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "debiased_ema.h"
 #include "run_types.h"
 
 class QCPGraph;
@@ -92,9 +93,7 @@ private:
     double m_lossLow = std::numeric_limits<double>::infinity();
     double m_lossHigh = -std::numeric_limits<double>::infinity();
     double m_lrPeak = 0.0;
-    double m_emaWeight = 0.6;
-    double m_emaLast = 0.0;
-    std::size_t m_emaCount = 0;
+    DebiasedEma m_ema;
     XAxis m_xAxis = XAxis::Step;
     qint64 m_stepsPerEpoch = 0;
 };

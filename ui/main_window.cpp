@@ -25,6 +25,7 @@
 #include "loss_chart.h"
 #include "rank_table.h"
 #include "run_supervisor.h"
+#include "scalar_chart.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -55,6 +56,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_gpuPanel(new GpuPanel(this))
     , m_jobForm(new JobForm(this))
     , m_chart(new LossChart(this))
+    , m_scalarChart(new ScalarChart(this))
     , m_rankTable(new RankTable(this))
     , m_logPanel(new LogPanel(this))
     , m_tabs(new QTabWidget(this))
@@ -99,7 +101,10 @@ MainWindow::MainWindow(QWidget* parent)
     header->addSpacing(16);
     header->addWidget(m_speedLabel);
 
-    m_tabs->addTab(m_chart, tr("Loss"));
+    m_tabs->addTab(m_chart, tr("Training"));
+    m_tabs->setTabToolTip(0, tr("The built-in trainer's loss, validation metrics and learning rate"));
+    m_tabs->addTab(m_scalarChart, tr("All scalars"));
+    m_tabs->setTabToolTip(1, tr("Every scalar the run reports (a script's printed or logged values too), grouped by prefix"));
     m_tabs->addTab(m_rankTable, tr("Ranks"));
     m_tabs->addTab(m_logPanel, tr("Logs"));
     auto* right = new QWidget(this);
@@ -140,6 +145,8 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_chart, &LossChart::truncateAfter);
+    connect(m_supervisor, &supervisor::RunSupervisor::scalarsReceived, m_scalarChart, &ScalarChart::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_scalarChart, &ScalarChart::truncateAfter);
     connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
     connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
@@ -247,7 +254,10 @@ void MainWindow::onPreflightDone()
 void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked)
 {
     m_chart->clear();
+    m_scalarChart->clear();
     m_logPanel->reset(job.worldSize());
+    // A script has no built-in trainer metrics: its values are all in "All scalars".
+    if (job.isScript()) m_tabs->setCurrentWidget(m_scalarChart);
     QString error;
     if (!checked.ok() || !m_supervisor->start(job, checked, &error)) {
         if (error.isEmpty()) error = checked.error;
@@ -275,6 +285,7 @@ void MainWindow::onStateChanged(supervisor::RunState state)
 void MainWindow::onFinished(supervisor::RunState state)
 {
     m_chart->flush();
+    m_scalarChart->flush();
     m_logPanel->flush();
     m_rankRefresh.stop();
     m_rankTable->update(m_supervisor->ranks());

@@ -31,6 +31,7 @@ class JobForm;
 class LogPanel;
 class LossChart;
 class RankTable;
+class ScalarChart;
 
 class MainWindow : public QMainWindow
 {
@@ -60,6 +61,7 @@ public:
     GpuPanel* gpuPanel() const { return m_gpuPanel; }
     JobForm* jobForm() const { return m_jobForm; }
     LossChart* chart() const { return m_chart; }
+    ScalarChart* scalarChart() const { return m_scalarChart; }
     RankTable* rankTable() const { return m_rankTable; }
     LogPanel* logPanel() const { return m_logPanel; }
     QAction* startAction() const { return m_start; }
@@ -88,6 +90,7 @@ private:
     GpuPanel* m_gpuPanel;
     JobForm* m_jobForm;
     LossChart* m_chart;
+    ScalarChart* m_scalarChart;
     RankTable* m_rankTable;
     LogPanel* m_logPanel;
     QTabWidget* m_tabs;

@@ -22,6 +22,7 @@
 #include "main_window.h"
 #include "rank_table.h"
 #include "run_supervisor.h"
+#include "scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -118,6 +119,16 @@ private Q_SLOTS:
         QVERIFY(window.logPanel()->lines(0).join(QLatin1Char('\n')).contains(QStringLiteral("metric step=40")));
         QVERIFY(window.logPanel()->lines(1).join(QLatin1Char('\n')).contains(QStringLiteral("rank 1/2")));
         QVERIFY(window.logPanel()->lines(-1).join(QLatin1Char('\n')).contains(QStringLiteral("state: completed")));
+        // The "All scalars" tab lists every scalar the trainer reported, with loss ticked and drawn.
+        QCOMPARE(window.tabs()->tabText(0), QStringLiteral("Training"));
+        QCOMPARE(window.tabs()->tabText(1), QStringLiteral("All scalars"));
+        ScalarChart* scalars = window.scalarChart();
+        QCOMPARE(scalars->names(), (QStringList{QStringLiteral("epoch"), QStringLiteral("loss"), QStringLiteral("lr"),
+                                                QStringLiteral("samples_per_sec"), QStringLiteral("val_accuracy"), QStringLiteral("val_loss")}));
+        QVERIFY(scalars->isTicked(QStringLiteral("loss")));
+        QCOMPARE(scalars->drawnPointCount(QStringLiteral("loss")), 40);
+        QCOMPARE(scalars->pointCount(QStringLiteral("val_loss")), window.chart()->evalPointCount());
+        QCOMPARE(scalars->panelTitles(), QStringList{QStringLiteral("scalars")});
         // Every axis mode keeps every point.
         window.chart()->setXAxis(LossChart::XAxis::WallTime);
         QCOMPARE(window.chart()->lossPointCount(), 40);

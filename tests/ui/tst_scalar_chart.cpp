@@ -1,0 +1,242 @@
+// The "All scalars" chart (offscreen): names listed as they arrive, the default tick, panels by prefix,
+// unticking, drained point counts, the debiased EMA against hand-computed values, truncation on a
+// restart, the bounds (thinning, the pending buffer, the series count) and overlaid runs.
+// With RINGMASTER_SCREENSHOT_DIR set, it saves scalars.png: a script-like run's scalars.
+#include <QListWidget>
+#include <QTest>
+
+#include <cmath>
+
+#include "qcustomplot.h"
+#include "scalar_chart.h"
+
+using namespace ringmaster;
+using namespace ringmaster::ui;
+
+namespace {
+
+constexpr int kDrainTimeoutMs = 5000;
+
+supervisor::ScalarBatch batch(qint64 step, std::initializer_list<std::pair<const char*, double>> values)
+{
+    supervisor::ScalarBatch b;
+    b.step = step;
+    for (const auto& [name, value] : values) b.values.append({QString::fromLatin1(name), value});
+    return b;
+}
+
+// QT_NO_CAST_FROM_ASCII: "loss"_q is QString("loss").
+QString operator""_q(const char* text, std::size_t size)
+{
+    return QString::fromLatin1(text, static_cast<qsizetype>(size));
+}
+
+int legendEntries(QCustomPlot* plot)
+{
+    return plot == nullptr ? -1 : plot->legend->itemCount();
+}
+
+} // namespace
+
+class TestScalarChart : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void namesListedAsTheyArriveLossTickedByDefault()
+    {
+        ScalarChart chart;
+        chart.append(batch(1, {{"lr", 0.1}, {"loss", 2.0}, {"samples_per_sec", 900.0}}));
+        chart.flush();
+        QCOMPARE(chart.names(), (QStringList{"loss"_q, "lr"_q, "samples_per_sec"_q})); // sorted
+        QVERIFY(chart.isTicked("loss"_q));
+        QVERIFY(!chart.isTicked("lr"_q));
+        QVERIFY(!chart.isTicked("samples_per_sec"_q));
+        chart.append(batch(1, {{"val_loss", 1.5}, {"epoch", 0.0}}));
+        chart.flush();
+        QCOMPARE(chart.names(), (QStringList{"epoch"_q, "loss"_q, "lr"_q, "samples_per_sec"_q, "val_loss"_q}));
+        QCOMPARE(chart.nameList()->count(), 5);
+        QVERIFY(chart.isTicked("loss"_q));
+        QVERIFY(!chart.isTicked("val_loss"_q));
+        QCOMPARE(chart.panelTitles(), QStringList{"scalars"_q});
+        QCOMPARE(chart.panelPlot("scalars"_q)->graphCount(), 2); // loss: raw and smoothed
+        chart.clear();
+        QVERIFY(chart.names().isEmpty());
+        QVERIFY(chart.panelTitles().isEmpty());
+    }
+
+    void withoutLossTheFirstNameIsTicked()
+    {
+        ScalarChart chart;
+        chart.append(batch(1, {{"train/loss", 2.0}, {"grad_norm", 5.0}}));
+        chart.flush();
+        QCOMPARE(chart.names(), (QStringList{"grad_norm"_q, "train/loss"_q}));
+        QVERIFY(chart.isTicked("train/loss"_q)); // the first that arrived, not the first listed
+        QVERIFY(!chart.isTicked("grad_norm"_q));
+        QCOMPARE(chart.panelTitles(), QStringList{"train"_q});
+        chart.append(batch(2, {{"val/acc", 0.5}}));
+        chart.flush();
+        QVERIFY(!chart.isTicked("val/acc"_q)); // only one name is ticked by default
+        chart.append(batch(3, {{"loss", 1.0}}));
+        chart.flush();
+        QVERIFY(chart.isTicked("loss"_q)); // loss, whenever it comes
+        QCOMPARE(chart.panelTitles(), (QStringList{"scalars"_q, "train"_q}));
+    }
+
+    void panelsGroupedByPrefixAndUntickingHides()
+    {
+        ScalarChart chart;
+        for (qint64 step = 1; step <= 10; ++step) {
+            chart.append(batch(step, {{"train/loss", 1.0 / step}, {"train/acc", step / 10.0}, {"val/acc", 0.5}, {"grad_norm", 3.0}}));
+        }
+        chart.flush();
+        for (const QString& name : {"train/acc"_q, "val/acc"_q, "grad_norm"_q}) chart.setTicked(name, true);
+        QCOMPARE(chart.panelTitles(), (QStringList{"scalars"_q, "train"_q, "val"_q}));
+        QCOMPARE(chart.panelPlot("scalars"_q)->graphCount(), 2);
+        QCOMPARE(chart.panelPlot("train"_q)->graphCount(), 4);
+        QCOMPARE(chart.panelPlot("val"_q)->graphCount(), 2);
+        QCOMPARE(legendEntries(chart.panelPlot("train"_q)), 2); // one entry per scalar (the smoothed line)
+        QCOMPARE(chart.panelPlot("train"_q)->graph(1)->name(), QStringLiteral("train/acc"));
+        auto* title = qobject_cast<QCPTextElement*>(chart.panelPlot("val"_q)->plotLayout()->element(0, 0));
+        QVERIFY(title != nullptr);
+        QCOMPARE(title->text(), QStringLiteral("val"));
+
+        chart.setTicked("val/acc"_q, false);
+        QCOMPARE(chart.panelTitles(), (QStringList{"scalars"_q, "train"_q}));
+        QCOMPARE(chart.drawnPointCount("val/acc"_q), -1);
+        QCOMPARE(chart.pointCount("val/acc"_q), 10); // still kept, only not drawn
+        chart.setTicked("train/acc"_q, false);
+        QCOMPARE(chart.panelPlot("train"_q)->graphCount(), 2);
+        chart.setTicked("train/loss"_q, false);
+        chart.setTicked("grad_norm"_q, false);
+        QVERIFY(chart.panelTitles().isEmpty());
+        chart.setTicked("val/acc"_q, true);
+        QCOMPARE(chart.panelTitles(), QStringList{"val"_q});
+        QCOMPARE(chart.drawnPointCount("val/acc"_q), 10);
+    }
+
+    void pointsAreBufferedThenDrained()
+    {
+        ScalarChart chart;
+        chart.append(batch(1, {{"loss", 1.0}}));
+        chart.flush();
+        for (qint64 step = 2; step <= 50; ++step) chart.append(batch(step, {{"loss", 1.0}, {"lr", 0.1}}));
+        QCOMPARE(chart.pointCount("loss"_q), 1); // buffered, not drawn one by one
+        QCOMPARE(chart.drawnPointCount("loss"_q), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(chart.drawnPointCount("loss"_q), 50, kDrainTimeoutMs); // the timer drains
+        QCOMPARE(chart.pointCount("lr"_q), 49);
+        QCOMPARE(chart.drawnPointCount("lr"_q), -1); // not ticked
+    }
+
+    void smoothingIsTheDebiasedEma()
+    {
+        ScalarChart chart;
+        const double values[] = {1, 3, 2, 5, 4};
+        for (qint64 i = 0; i < 5; ++i) chart.append(batch(i + 1, {{"loss", values[i]}}));
+        chart.flush();
+        // Weight 0.6, by hand: s_n = m_n / (1 - 0.6^n), m_n = 0.6 m_{n-1} + 0.4 v_n, m_0 = 0.
+        //   m: 0.4, 1.44, 1.664, 2.9984, 3.39904   1 - 0.6^n: 0.4, 0.64, 0.784, 0.8704, 0.92224
+        const QVector<double> expected{1.0, 1.44 / 0.64, 1.664 / 0.784, 2.9984 / 0.8704, 3.39904 / 0.92224};
+        QVector<double> smoothed = chart.smoothedValues("loss"_q);
+        QCOMPARE(smoothed.size(), expected.size());
+        for (int i = 0; i < expected.size(); ++i) QVERIFY2(std::abs(smoothed[i] - expected[i]) < 1e-12, qPrintable(QString::number(smoothed[i])));
+        // Weight 0.9: m = 0.1, 0.39, 0.551, by hand; 1 - 0.9^n = 0.1, 0.19, 0.271.
+        chart.setSmoothing(0.9);
+        smoothed = chart.smoothedValues("loss"_q);
+        QVERIFY(std::abs(smoothed[1] - 0.39 / 0.19) < 1e-12);
+        QVERIFY(std::abs(smoothed[2] - 0.551 / 0.271) < 1e-12);
+        chart.setSmoothing(0.0);
+        smoothed = chart.smoothedValues("loss"_q);
+        for (int i = 0; i < 5; ++i) QCOMPARE(smoothed[i], values[i]);
+    }
+
+    void truncateAfterDropsTheReplayedSteps()
+    {
+        ScalarChart chart;
+        for (qint64 step = 1; step <= 37; ++step) chart.append(batch(step, {{"loss", 1.0}}));
+        for (qint64 step : {10, 20, 30}) chart.append(batch(step, {{"val_loss", 0.8}}));
+        chart.flush();
+        chart.setTicked("val_loss"_q, true);
+        chart.truncateAfter(20); // the restart resumed from the step-20 checkpoint
+        QCOMPARE(chart.pointCount("loss"_q), 20);
+        QCOMPARE(chart.drawnPointCount("loss"_q), 20);
+        QCOMPARE(chart.smoothedValues("loss"_q).size(), 20);
+        QCOMPARE(chart.pointCount("val_loss"_q), 2);
+        QCOMPARE(chart.drawnPointCount("val_loss"_q), 2);
+        for (qint64 step = 21; step <= 40; ++step) chart.append(batch(step, {{"loss", 0.5}}));
+        chart.flush();
+        QCOMPARE(chart.drawnPointCount("loss"_q), 40); // one point per step
+    }
+
+    void boundsThinUniformlyAndDrainEarly()
+    {
+        ScalarChart chart;
+        chart.setMaxPointsPerSeries(10);
+        for (qint64 step = 0; step < 25; ++step) chart.append(batch(step, {{"loss", static_cast<double>(step)}}));
+        chart.flush();
+        // Full at 10 points: every second dropped and every 2nd arrival kept, then every 4th.
+        const ScalarSeries* series = chart.store().find(ScalarSeriesStore::keyOf(QString(), "loss"_q));
+        QVERIFY(series != nullptr);
+        QCOMPARE(QList<double>(series->steps.begin(), series->steps.end()), (QList<double>{0, 4, 8, 12, 16, 20, 24}));
+        QCOMPARE(series->stride, qint64(4));
+        QCOMPARE(chart.drawnPointCount("loss"_q), 7);
+        QCOMPARE(chart.smoothedValues("loss"_q).size(), 7);
+
+        ScalarChart big;
+        for (std::size_t i = 0; i < ScalarChart::kMaxPendingPoints; ++i) big.appendPoint(QString(), "loss"_q, static_cast<qint64>(i), 0.0, 1.0);
+        QCOMPARE(big.pointCount("loss"_q), static_cast<int>(ScalarChart::kMaxPendingPoints)); // drained without the timer
+        big.clear();
+        for (std::size_t i = 0; i < ScalarSeriesStore::kMaxSeries + 44; ++i) big.appendPoint(QString(), QStringLiteral("s%1").arg(i), 1, 0.0, 1.0);
+        big.flush();
+        QCOMPARE(big.store().series().size(), ScalarSeriesStore::kMaxSeries);
+        QCOMPARE(big.store().refusedValues(), qint64(44));
+        QCOMPARE(big.names().size(), static_cast<int>(ScalarSeriesStore::kMaxSeries));
+    }
+
+    void runsOverlaidAndWallTimeAxis()
+    {
+        ScalarChart chart;
+        chart.appendPoint("run-a"_q, "loss"_q, 1, 1000.0, 2.0);
+        chart.appendPoint("run-a"_q, "loss"_q, 2, 1010.0, 1.0);
+        chart.appendPoint("run-b"_q, "loss"_q, 1, 5000.0, 3.0);
+        chart.appendPoint("run-b"_q, "loss"_q, 2, 5004.0, 2.5);
+        chart.flush();
+        QCOMPARE(chart.names(), QStringList{"loss"_q});
+        QCOMPARE(chart.panelPlot("scalars"_q)->graphCount(), 4);
+        QCOMPARE(chart.panelPlot("scalars"_q)->graph(1)->name(), QStringLiteral("run-a · loss"));
+        chart.setXAxis(ScalarChart::XAxis::WallTime);
+        // Each run's wall time from its own first point.
+        QCOMPARE((chart.panelPlot("scalars"_q)->graph(0)->data()->constEnd() - 1)->key, 10.0);
+        QCOMPARE((chart.panelPlot("scalars"_q)->graph(2)->data()->constEnd() - 1)->key, 4.0);
+        chart.setLogScale(true);
+        QCOMPARE(chart.panelPlot("scalars"_q)->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    }
+
+    void screenshotOfAScriptsScalars()
+    {
+        const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("RINGMASTER_SCREENSHOT_DIR not set");
+        ScalarChart chart;
+        chart.resize(1100, 760);
+        chart.show();
+        const double start = 1.7e9;
+        for (qint64 step = 1; step <= 600; ++step) {
+            const double noise = std::sin(step * 12.9898) * 43758.5453;
+            const double jitter = (noise - std::floor(noise)) - 0.5;
+            chart.appendPoint(QString(), "train/loss"_q, step, start + step * 0.2, 2.3 * std::exp(-step / 150.0) + 0.15 + 0.25 * jitter);
+            chart.appendPoint(QString(), "train/acc"_q, step, start + step * 0.2, 0.95 - 0.85 * std::exp(-step / 120.0) + 0.08 * jitter);
+            chart.appendPoint(QString(), "grad_norm"_q, step, start + step * 0.2, 4.0 * std::exp(-step / 300.0) + 0.6 + 0.8 * std::abs(jitter));
+            if (step % 60 == 0) {
+                chart.appendPoint(QString(), "val/loss"_q, step, start + step * 0.2, 2.2 * std::exp(-step / 160.0) + 0.22);
+                chart.appendPoint(QString(), "val/acc"_q, step, start + step * 0.2, 0.93 - 0.8 * std::exp(-step / 130.0));
+            }
+        }
+        chart.flush();
+        for (const QString& name : {"train/acc"_q, "val/loss"_q, "val/acc"_q, "grad_norm"_q}) chart.setTicked(name, true);
+        QTest::qWait(200);
+        QVERIFY(chart.grab().save(dir + QStringLiteral("/scalars.png")));
+    }
+};
+
+QTEST_MAIN(TestScalarChart)
+#include "tst_scalar_chart.moc"

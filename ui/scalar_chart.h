@@ -1,0 +1,129 @@
+#pragma once
+// The "All scalars" chart: every scalar a run reports (the built-in trainer's loss, lr, val_loss, ...;
+// a user script's train/loss, val/acc, grad_norm, ...). On the left, the names seen so far, sorted,
+// each with a tick; `loss` is ticked by default (with no `loss`, the first name that arrived, so a
+// script run shows something). Ticked names are drawn in panels grouped by prefix (ScalarSeriesStore::
+// panelOf: "train/loss" and "train/acc" in panel "train"; names without '/' in panel "scalars"), one
+// plot per panel, stacked, sharing the x axis, each with its legend. Each series is drawn raw (faint)
+// and EMA-smoothed (DebiasedEma, as LossChart), x by step or wall time, log scale, zoom/pan, fit.
+// Points arrive through append(); they are buffered and drained by a coalescing timer (~33 ms) into one
+// queued replot per panel. The buffer holds at most kMaxPendingPoints (reaching it drains at once);
+// the series' bound is ScalarSeriesStore's. Series are keyed by run label and name (appendPoint), so
+// the same widget can draw several runs overlaid; the live run's label is empty.
+
+#include <QStringList>
+#include <QTimer>
+#include <QVector>
+#include <QWidget>
+
+#include <map>
+#include <vector>
+
+#include "debiased_ema.h"
+#include "run_types.h"
+#include "scalar_series.h"
+
+class QCPGraph;
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QListWidget;
+class QListWidgetItem;
+class QSlider;
+class QVBoxLayout;
+
+namespace ringmaster::ui {
+
+class ScalarChart : public QWidget
+{
+    Q_OBJECT
+
+public:
+    enum class XAxis { Step, WallTime };
+    static constexpr std::size_t kMaxPendingPoints = 50000;
+    static inline const QString kDefaultName = QStringLiteral("loss");
+
+    explicit ScalarChart(QWidget* parent = nullptr);
+
+    // Forgets every name and point (a new run).
+    void clear();
+    // The live run's scalars of one step, stamped with the arrival time.
+    void append(const supervisor::ScalarBatch& batch);
+    // One point of one run's scalar (run "" is the live run); wallTime in Unix seconds.
+    void appendPoint(const QString& run, const QString& name, qint64 step, double wallTime, double value);
+    // Drains the buffer now (the timer does this every ~33 ms).
+    void flush();
+    // Forgets the live run's points after this step (a restart resumed from a checkpoint there).
+    void truncateAfter(qint64 step);
+
+    void setXAxis(XAxis axis);
+    void setSmoothing(double weight); // 0 .. 0.999
+    void setLogScale(bool on);
+    void fit();
+    void setMaxPointsPerSeries(std::size_t limit) { m_store.setMaxPointsPerSeries(limit); }
+
+    // The names listed, in list order (sorted).
+    QStringList names() const;
+    bool isTicked(const QString& name) const;
+    void setTicked(const QString& name, bool ticked);
+    // The visible panels' titles, top to bottom, and their plots.
+    QStringList panelTitles() const;
+    QCustomPlot* panelPlot(const QString& title) const;
+    // Points kept for one run's scalar; drawn (in its raw graph, -1 when not drawn) and smoothed values.
+    int pointCount(const QString& name, const QString& run = QString()) const;
+    int drawnPointCount(const QString& name, const QString& run = QString()) const;
+    QVector<double> smoothedValues(const QString& name, const QString& run = QString()) const;
+    QListWidget* nameList() const { return m_nameList; }
+    const ScalarSeriesStore& store() const { return m_store; }
+
+private:
+    struct PendingPoint
+    {
+        QString run;
+        QString name;
+        qint64 step;
+        double wallTime;
+        double value;
+    };
+    struct SeriesGraphs
+    {
+        QCPGraph* raw = nullptr;
+        QCPGraph* smoothed = nullptr;
+        DebiasedEma ema;
+        std::size_t drawn = 0; // store points already in the graphs
+        int version = 0;       // the store's version they were drawn from
+    };
+
+    // Lists new names (sorted in) and ticks the default; true when a name was ticked.
+    bool addNames(const QStringList& arrivalOrder);
+    void rebuildPanels();
+    QCustomPlot* makePanel(const QString& title);
+    void drawNewPoints(const QString& key, SeriesGraphs* graphs);
+    void redrawAll();
+    double keyOf(const ScalarSeries& series, std::size_t index) const;
+    void followLatest();
+    void syncXRange(QCustomPlot* source);
+    void replotAll();
+
+    ScalarSeriesStore m_store;
+    std::vector<PendingPoint> m_pending;
+    QListWidget* m_nameList;
+    QWidget* m_panelArea;
+    QVBoxLayout* m_panelLayout;
+    QLabel* m_placeholder;
+    QComboBox* m_axisChoice;
+    QSlider* m_smoothingSlider;
+    QLabel* m_smoothingLabel;
+    QCheckBox* m_logScale;
+    QTimer m_drainTimer;
+    std::vector<std::pair<QString, QCustomPlot*>> m_panels; // top to bottom
+    std::map<QString, SeriesGraphs> m_graphs;                // by series key, drawn series only
+    double m_smoothingWeight = 0.6;
+    XAxis m_xAxis = XAxis::Step;
+    bool m_followLatest = true;
+    bool m_defaultTicked = false; // a name has been ticked by default since the last clear()
+    bool m_syncingRanges = false;
+};
+
+} // namespace ringmaster::ui
