@@ -1,6 +1,7 @@
 // The desktop app with real widgets (offscreen) and real 2-rank CPU runs: form to chart to files.
 // With RINGMASTER_SCREENSHOT_DIR set, it also saves idle / mid-run / failure screenshots.
 #include <QAction>
+#include <QComboBox>
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -23,6 +24,7 @@
 #include "rank_table.h"
 #include "run_supervisor.h"
 #include "scalar_chart.h"
+#include "script_fields.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -134,6 +136,41 @@ private Q_SLOTS:
         QCOMPARE(window.chart()->lossPointCount(), 40);
         window.chart()->setXAxis(LossChart::XAxis::Epoch);
         QCOMPARE(window.chart()->lossPointCount(), 40);
+    }
+
+    void scriptRunShowsItsScalars()
+    {
+        // The user's own script from the form's "Your script" kind: its printed scalars reach the All
+        // scalars tab, which is shown for a script run, grouped by prefix.
+        const QString script = m_root.filePath(QStringLiteral("train.py"));
+        QFile file(script);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("import os\nfor step in range(15):\n"
+                   "    if os.environ['RANK'] == '0':\n"
+                   "        print('step %d train/loss=%.4f val/acc=%.2f' % (step, 1.0 / (step + 1), step / 15))\n");
+        file.close();
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        window.gpuPanel()->cpuRanksBox()->setValue(2);
+        window.jobForm()->outputEdit()->setText(m_root.path());
+        window.jobForm()->kindBox()->setCurrentIndex(1);
+        window.jobForm()->scriptFields()->scriptEdit()->setText(script);
+        window.jobForm()->scriptFields()->pythonEdit()->setText(QStringLiteral("/usr/bin/python3"));
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kRunTimeoutMs); // the interpreter imports torch
+        window.tabs()->setCurrentIndex(0);
+        window.startAction()->trigger();
+        QVERIFY(waitForFinal(window));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
+        QCOMPARE(window.tabs()->currentIndex(), 1);
+        ScalarChart* scalars = window.scalarChart();
+        QCOMPARE(scalars->names(), (QStringList{QStringLiteral("train/loss"), QStringLiteral("val/acc")}));
+        QCOMPARE(scalars->pointCount(QStringLiteral("train/loss")), 15);
+        QVERIFY(scalars->isTicked(QStringLiteral("train/loss"))); // no "loss": the first name to arrive
+        scalars->setTicked(QStringLiteral("val/acc"), true);
+        QCOMPARE(scalars->panelTitles(), (QStringList{QStringLiteral("train"), QStringLiteral("val")}));
+        QCOMPARE(csvRows(window.supervisor()->runDir() + QStringLiteral("/scalars.csv")), 30);
+        screenshot(window, "script.png");
     }
 
     void invalidInputKeepsStartDisabled()
