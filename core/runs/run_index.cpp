@@ -1,12 +1,13 @@
 #include "run_index.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 
+#include <cstdio>
 #include <sys/stat.h>
 
 #include "run_files.h"
@@ -40,10 +41,19 @@ void saveIndex(const QDir& dir, const QJsonObject& files, const RunRecord& recor
     stored.remove(QStringLiteral("path"));
     const QJsonObject index{{QStringLiteral("format"), kIndexFormat}, {QStringLiteral("files"), files},
                             {QStringLiteral("record"), stored}};
-    QSaveFile file(dir.filePath(QString::fromLatin1(kIndexFile)));
-    if (!file.open(QIODevice::WriteOnly)) return;
-    file.write(QJsonDocument(index).toJson(QJsonDocument::Compact));
-    file.commit();
+    // Written to a temporary name and renamed over the old index, without fsync: it is a cache, and a torn
+    // one (after a power cut) is invalid JSON or mismatched and simply rebuilt. fsync made a cold listing
+    // of 1,000 runs wait seconds on the disk.
+    const QString path = dir.filePath(QString::fromLatin1(kIndexFile));
+    const QString temporary = path + QStringLiteral(".tmp-") + QString::number(QCoreApplication::applicationPid());
+    QFile file(temporary);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return;
+    const QByteArray bytes = QJsonDocument(index).toJson(QJsonDocument::Compact);
+    const bool written = file.write(bytes) == bytes.size() && file.flush();
+    file.close();
+    if (!written || std::rename(QFile::encodeName(temporary).constData(), QFile::encodeName(path).constData()) != 0) {
+        QFile::remove(temporary);
+    }
 }
 
 } // namespace
