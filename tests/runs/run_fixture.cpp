@@ -5,6 +5,12 @@
 #include <QFileInfo>
 
 namespace ringmaster::runs::test {
+namespace {
+
+constexpr int kEvalEvery = 4;
+constexpr int kBestEvalStep = 8;
+
+} // namespace
 
 void writeFile(const QString& path, const QByteArray& bytes)
 {
@@ -40,8 +46,8 @@ QString makeTrainerRun(const QString& root, const QString& name, int steps, bool
         const double wall = 0.25 * step;
         metrics += QByteArray::number(step) + ",0," + QByteArray::number(loss, 'g', 9) + ",0.01,1651.81," + QByteArray::number(wall, 'f', 6) + '\n';
         scalars += QByteArray::number(step) + ',' + QByteArray::number(1796049634.0 + wall, 'f', 3) + ",loss," + QByteArray::number(loss, 'g', 17) + '\n';
-        if (step % 5 == 0) {
-            const double accuracy = step == 10 ? 0.9 : 0.8;
+        if (step % kEvalEvery == 0) {
+            const double accuracy = step == kBestEvalStep ? 0.9 : 0.8;
             eval += "0," + QByteArray::number(step) + ",0.5," + QByteArray::number(accuracy, 'g', 9) + '\n';
             scalars += QByteArray::number(step) + ',' + QByteArray::number(1796049634.0 + wall, 'f', 3) + ",val_accuracy," +
                        QByteArray::number(accuracy, 'g', 17) + '\n';

@@ -111,7 +111,7 @@ private Q_SLOTS:
         const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"), 12, false);
         const ScalarTable table = readRunScalars(dir);
         QCOMPARE(table.problems, QStringList());
-        QCOMPARE(table.records.size(), 12 * 4 + 2 * 2);
+        QCOMPARE(table.records.size(), 12 * 4 + 3 * 2);
         const QList<QByteArray> metricLines = readFile(dir + QStringLiteral("/metrics.csv")).split('\n');
         int losses = 0;
         for (const ScalarRecord& r : table.records) {
@@ -129,9 +129,10 @@ private Q_SLOTS:
             }
             return ScalarRecord{};
         };
-        QCOMPARE(at(10, "val_accuracy").value, 0.9);
-        QCOMPARE(at(10, "val_accuracy").wallTime, std::optional<double>(2.5));   // the training step's wall time
-        QCOMPARE(at(5, "val_loss").value, 0.5);
+        QCOMPARE(at(8, "val_accuracy").value, 0.9);
+        QCOMPARE(at(8, "val_accuracy").wallTime, std::optional<double>(2.0));   // the training step's wall time
+        QCOMPARE(at(12, "val_accuracy").value, 0.8);
+        QCOMPARE(at(4, "val_loss").value, 0.5);
         QCOMPARE(at(7, "lr").value, 0.01);
         QCOMPARE(at(7, "epoch").value, 0.0);
         QCOMPARE(at(7, "samples_per_sec").value, 1651.81);
@@ -145,9 +146,9 @@ private Q_SLOTS:
         scalars.chop(5);   // the last row cut short
         writeFile(dir + QStringLiteral("/scalars.csv"), scalars);
         const ScalarTable table = readRunScalars(dir);
-        QCOMPARE(table.records.size(), 12 + 2 - 1);
+        QCOMPARE(table.records.size(), 12 + 3 - 1);
         QCOMPARE(table.records.first().wallTime, std::optional<double>(1796049634.25));
-        QCOMPARE(table.problems, QStringList{QStringLiteral("scalars.csv line 15 truncated (no line end)")});
+        QCOMPARE(table.problems, QStringList{QStringLiteral("scalars.csv line 16 truncated (no line end)")});
     }
 
     void unwritableOutputLeavesNothing()

@@ -94,7 +94,7 @@ private Q_SLOTS:
         const QString csv = root.filePath(QStringLiteral("all.csv"));
         Result r = runsCli({QStringLiteral("export"), a, b, QStringLiteral("--out"), csv});
         QCOMPARE(r.exitCode, 0);
-        QCOMPARE(r.out, QStringLiteral("wrote 59 scalars of 2 runs to %1\n").arg(csv));
+        QCOMPARE(r.out, QStringLiteral("wrote 61 scalars of 2 runs to %1\n").arg(csv));
         QVERIFY(readFile(csv).startsWith("run,step,wall_time,name,value\na,1,0.25,loss,1\n"));
         QVERIFY(readFile(csv).contains("\nb,0,1796049634.121,\"train/a,b\",7\n"));
         const QString json = root.filePath(QStringLiteral("all.json"));
