@@ -1,0 +1,195 @@
+#include "runs_command.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QMap>
+#include <QSet>
+
+#include "environment_info.h"
+#include "run_bundle.h"
+#include "run_files.h"
+#include "run_listing.h"
+#include "runs_table.h"
+#include "scalar_export.h"
+#include "scalar_table.h"
+
+namespace ringmaster::cli {
+namespace {
+
+using runs::RunsError;
+
+constexpr const char* kProgram = "ringmaster-runs";
+
+// The arguments of one subcommand: flags with values, switches and the other (positional) words.
+struct Parsed
+{
+    QMap<QString, QStringList> values;
+    QSet<QString> switches;
+    QStringList positional;
+};
+
+// "--name=value" and "--name value" both work; any flag not in VALUED or SWITCHES is bad input.
+Parsed parseFlags(const QString& subcommand, const QStringList& arguments, const QStringList& valued, const QStringList& switches)
+{
+    Parsed parsed;
+    for (int i = 0; i < arguments.size(); ++i) {
+        QString argument = arguments[i];
+        if (!argument.startsWith(QStringLiteral("--"))) {
+            parsed.positional << argument;
+            continue;
+        }
+        QString value;
+        bool hasValue = false;
+        if (const auto equals = argument.indexOf(QLatin1Char('=')); equals > 2) {
+            value = argument.mid(equals + 1);
+            argument = argument.left(equals);
+            hasValue = true;
+        }
+        if (switches.contains(argument) && !hasValue) {
+            parsed.switches.insert(argument);
+        } else if (valued.contains(argument)) {
+            if (!hasValue) {
+                if (i + 1 >= arguments.size()) throw RunsError(QStringLiteral("%1 needs a value: e.g. %1 FILE").arg(argument));
+                value = arguments[++i];
+            }
+            if (value.isEmpty()) throw RunsError(QStringLiteral("%1 needs a value: e.g. %1 FILE").arg(argument));
+            parsed.values[argument] << value;
+        } else {
+            throw RunsError(QStringLiteral("%1 %2: unknown flag: see %3 --help").arg(subcommand, argument, QString::fromLatin1(kProgram)));
+        }
+    }
+    return parsed;
+}
+
+QString singleValue(const Parsed& parsed, const QString& flag)
+{
+    const QStringList values = parsed.values.value(flag);
+    if (values.size() > 1) throw RunsError(QStringLiteral("%1 given %2 times: give it once").arg(flag).arg(values.size()));
+    return values.isEmpty() ? QString() : values.first();
+}
+
+int listCommand(const QStringList& arguments, QTextStream& out)
+{
+    const Parsed parsed = parseFlags(QStringLiteral("list"), arguments, {QStringLiteral("--root")}, {QStringLiteral("--json")});
+    if (!parsed.positional.isEmpty()) {
+        throw RunsError(QStringLiteral("list %1: unexpected argument: give folders of runs with --root DIR").arg(parsed.positional.first()));
+    }
+    QStringList roots = parsed.values.value(QStringLiteral("--root"));
+    if (roots.isEmpty()) {
+        if (!QDir(QString::fromLatin1(kDefaultRunsRoot)).exists()) {
+            throw RunsError(QStringLiteral("no folder \"%1\" here (the launcher's default output root): give the folder your runs are in with --root DIR")
+                                .arg(QString::fromLatin1(kDefaultRunsRoot)));
+        }
+        roots << QString::fromLatin1(kDefaultRunsRoot);
+    }
+    const auto runs = runs::listRuns(roots);
+    if (parsed.switches.contains(QStringLiteral("--json"))) {
+        QJsonArray array;
+        for (const auto& run : runs) array.append(run.toJson());
+        out << QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Indented));
+    } else {
+        out << formatRunTable(runs);
+    }
+    return kRunsExitOk;
+}
+
+int exportCommand(const QStringList& arguments, QTextStream& out, QTextStream& err)
+{
+    const Parsed parsed = parseFlags(QStringLiteral("export"), arguments, {QStringLiteral("--out"), QStringLiteral("--format")}, {});
+    if (parsed.positional.isEmpty()) throw RunsError(QStringLiteral("export: give at least one run directory, e.g. export runs/20261130-101500-cnn --out scalars.csv"));
+    const QString outPath = singleValue(parsed, QStringLiteral("--out"));
+    if (outPath.isEmpty()) throw RunsError(QStringLiteral("export: give the output file with --out FILE"));
+    const QString formatName = singleValue(parsed, QStringLiteral("--format"));
+    runs::ExportFormat format = runs::ExportFormat::Csv;
+    if (formatName == QLatin1String("json")) {
+        format = runs::ExportFormat::Json;
+    } else if (!formatName.isEmpty() && formatName != QLatin1String("csv")) {
+        throw RunsError(QStringLiteral("--format %1: expected csv or json").arg(formatName));
+    }
+    for (const QString& run : parsed.positional) runs::requireRunDirectory(run);   // all checked before anything is written
+
+    QList<runs::ScalarRecord> records;
+    for (const QString& run : parsed.positional) {
+        runs::ScalarTable table = runs::readRunScalars(run);
+        for (const QString& problem : table.problems) err << kProgram << ": warning: " << run << ": " << problem << " (left out)\n";
+        records += table.records;
+    }
+    runs::writeScalars(records, outPath, format);
+    out << "wrote " << records.size() << " scalars of " << parsed.positional.size() << (parsed.positional.size() == 1 ? " run" : " runs")
+        << " to " << outPath << '\n';
+    return kRunsExitOk;
+}
+
+int bundleCommand(const QStringList& arguments, QTextStream& out)
+{
+    const Parsed parsed = parseFlags(QStringLiteral("bundle"), arguments, {QStringLiteral("--out")},
+                                     {QStringLiteral("--with-checkpoints"), QStringLiteral("--with-model")});
+    if (parsed.positional.isEmpty()) throw RunsError(QStringLiteral("bundle: give a run directory, e.g. bundle runs/20261130-101500-cnn --out run.tar.gz"));
+    if (parsed.positional.size() > 1) throw RunsError(QStringLiteral("bundle: give one run directory (got %1): bundle each run on its own").arg(parsed.positional.size()));
+    const QString outPath = singleValue(parsed, QStringLiteral("--out"));
+    if (outPath.isEmpty()) throw RunsError(QStringLiteral("bundle: give the archive with --out FILE.tar.gz"));
+    if (!outPath.endsWith(QStringLiteral(".tar.gz")) && !outPath.endsWith(QStringLiteral(".tgz"))) {
+        throw RunsError(QStringLiteral("--out %1: a bundle is a gzip-compressed tar: name it FILE.tar.gz").arg(outPath));
+    }
+    runs::BundleOptions options;
+    options.withCheckpoints = parsed.switches.contains(QStringLiteral("--with-checkpoints"));
+    options.withModel = parsed.switches.contains(QStringLiteral("--with-model"));
+    const auto result = runs::writeRunBundle(parsed.positional.first(), outPath, options);
+    out << "wrote " << outPath << " (" << result.files << " files, " << result.bytes << " bytes)\n";
+    return kRunsExitOk;
+}
+
+} // namespace
+
+QString runsUsage()
+{
+    return QStringLiteral(
+        "usage: ringmaster-runs COMMAND [flags]\n"
+        "  list [--root DIR]... [--json]\n"
+        "      every run directory under the roots (default: runs): name, start time, status, kind (trainer or script),\n"
+        "      model, world size, steps, final loss, best validation accuracy, duration, and what is damaged.\n"
+        "      --root DIR   a folder of runs (the launcher's --output-root); repeat for several\n"
+        "      --json       one JSON array, an object per run\n"
+        "  export RUN... --out FILE [--format csv|json]\n"
+        "      every scalar of the runs in one table: run,step,wall_time,name,value (full precision)\n"
+        "      --out FILE   the file to write (replaced atomically)\n"
+        "      --format F   csv (default) or json\n"
+        "  bundle RUN --out FILE.tar.gz [--with-checkpoints] [--with-model]\n"
+        "      the run's job, summary, metrics, logs and classes, byte for byte, plus environment.json\n"
+        "      --with-checkpoints   add checkpoints/\n"
+        "      --with-model         add model.pt\n"
+        "  --help, --version\n"
+        "exit codes: 0 done, 2 bad input (nothing written)\n");
+}
+
+int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& err)
+{
+    if (arguments.isEmpty()) {
+        err << kProgram << ": error: give a command (list, export, bundle): see " << kProgram << " --help\n";
+        return kRunsExitUsage;
+    }
+    const QString command = arguments.first();
+    const QStringList rest = arguments.mid(1);
+    if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help") ||
+        rest.contains(QStringLiteral("--help"))) {
+        out << runsUsage();
+        return kRunsExitOk;
+    }
+    if (command == QLatin1String("--version")) {
+        out << kProgram << ' ' << runs::ringmasterVersion() << '\n';
+        return kRunsExitOk;
+    }
+    try {
+        if (command == QLatin1String("list")) return listCommand(rest, out);
+        if (command == QLatin1String("export")) return exportCommand(rest, out, err);
+        if (command == QLatin1String("bundle")) return bundleCommand(rest, out);
+        if (command == QLatin1String("plot")) throw RunsError(QStringLiteral("plot is not available yet: export the scalars with export and plot them elsewhere"));
+        throw RunsError(QStringLiteral("%1: unknown command: use list, export or bundle (see %2 --help)").arg(command, QString::fromLatin1(kProgram)));
+    } catch (const RunsError& e) {
+        err << kProgram << ": error: " << e.message() << '\n';
+        return kRunsExitUsage;
+    }
+}
+
+} // namespace ringmaster::cli

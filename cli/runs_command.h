@@ -1,0 +1,23 @@
+#pragma once
+// ringmaster-runs: the run directories from a terminal, without the app.
+//   list [--root DIR]... [--json]                     the runs under the roots (default: runs)
+//   export RUN... --out FILE [--format csv|json]      every scalar of the runs in one long table
+//   bundle RUN --out FILE.tar.gz [--with-checkpoints] [--with-model]
+// Bad input (an unknown subcommand or flag, a missing value, a folder that is not a run, an output that
+// cannot be written) is one line on stderr naming the problem and the fix, exit 2, and no file created.
+
+#include <QStringList>
+#include <QTextStream>
+
+namespace ringmaster::cli {
+
+inline constexpr int kRunsExitOk = 0;
+inline constexpr int kRunsExitUsage = 2;
+inline constexpr const char* kDefaultRunsRoot = "runs";   // the launcher's default --output-root
+
+QString runsUsage();
+
+// ARGUMENTS excludes the program name. Returns the exit code.
+int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& err);
+
+} // namespace ringmaster::cli

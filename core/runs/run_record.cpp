@@ -1,0 +1,268 @@
+#include "run_record.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonValue>
+#include <QRegularExpression>
+
+#include <cmath>
+
+#include "csv_table.h"
+#include "run_files.h"
+#include "wire.h"
+
+namespace ringmaster::runs {
+namespace {
+
+// ringmaster-launch names run directories yyyyMMdd-HHmmss-NAME (local time).
+const QRegularExpression& startStampPattern()
+{
+    static const QRegularExpression pattern(QStringLiteral("^(\\d{8}-\\d{6})(?:-|$)"));
+    return pattern;
+}
+constexpr const char* kStartStampFormat = "yyyyMMdd-HHmmss";
+constexpr const char* kDefaultModel = "cnn";   // the trainer's default --model
+
+struct JsonFile
+{
+    bool exists = false;
+    QJsonObject object;
+};
+
+JsonFile readJsonObject(const QDir& dir, const char* fileName, QStringList* problems)
+{
+    JsonFile result;
+    QFile file(dir.filePath(QString::fromLatin1(fileName)));
+    if (!file.exists()) return result;
+    result.exists = true;
+    if (!file.open(QIODevice::ReadOnly)) {
+        *problems << QStringLiteral("%1 cannot be read: %2").arg(QString::fromLatin1(fileName), file.errorString());
+        return result;
+    }
+    QJsonParseError error{};
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
+    if (error.error != QJsonParseError::NoError || !document.isObject()) {
+        *problems << QStringLiteral("%1 is not valid JSON (%2)")
+                         .arg(QString::fromLatin1(fileName),
+                              error.error != QJsonParseError::NoError ? error.errorString() : QStringLiteral("not an object"));
+        return result;
+    }
+    result.object = document.object();
+    return result;
+}
+
+std::optional<double> finiteNumber(const QJsonValue& value)
+{
+    if (!value.isDouble() || !std::isfinite(value.toDouble())) return std::nullopt;
+    return value.toDouble();
+}
+
+QJsonValue jsonOf(const std::optional<double>& value)
+{
+    return value && std::isfinite(*value) ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+QDateTime startOf(const QDir& dir, const QString& name)
+{
+    const auto match = startStampPattern().match(name);
+    if (match.hasMatch()) {
+        const QDateTime stamp = QDateTime::fromString(match.captured(1), QString::fromLatin1(kStartStampFormat));
+        if (stamp.isValid()) return stamp;
+    }
+    // Not named by the launcher: the oldest of the run's files.
+    QDateTime oldest;
+    for (const QString& file : recordSourceFiles()) {
+        const QFileInfo info(dir.filePath(file));
+        if (!info.exists()) continue;
+        const QDateTime time = info.birthTime().isValid() ? info.birthTime() : info.lastModified();
+        if (!oldest.isValid() || time < oldest) oldest = time;
+    }
+    return oldest;
+}
+
+void readJob(const JsonFile& job, RunRecord* record)
+{
+    const QJsonObject launch = job.object.value(QStringLiteral("launch")).toObject();
+    const QString script = launch.value(QStringLiteral("script")).toString();
+    if (!script.isEmpty()) {
+        record->kind = QString::fromLatin1(kKindScript);
+        record->model = QFileInfo(script).completeBaseName();
+    } else {
+        const QJsonObject trainer = job.object.value(QStringLiteral("trainer")).toObject();
+        const QString model = trainer.value(QStringLiteral("model")).toString(QString::fromLatin1(kDefaultModel));
+        record->model = QFileInfo(model).completeBaseName();
+    }
+    const QJsonArray gpus = launch.value(QStringLiteral("gpus")).toArray();
+    if (launch.value(QStringLiteral("device")).toString() == QLatin1String("cuda") && !gpus.isEmpty()) {
+        record->worldSize = static_cast<int>(gpus.size());
+    } else if (launch.value(QStringLiteral("nproc")).isDouble()) {
+        record->worldSize = launch.value(QStringLiteral("nproc")).toInt();
+    }
+}
+
+void readSummary(const JsonFile& summary, RunRecord* record)
+{
+    const QJsonObject& s = summary.object;
+    if (s.value(QStringLiteral("status")).isString()) record->status = s.value(QStringLiteral("status")).toString();
+    if (record->model.isEmpty() && s.value(QStringLiteral("model")).isString()) {
+        record->model = QFileInfo(s.value(QStringLiteral("model")).toString()).completeBaseName();
+    }
+    if (s.value(QStringLiteral("world_size")).isDouble()) record->worldSize = s.value(QStringLiteral("world_size")).toInt();
+    if (const auto steps = finiteNumber(s.value(QStringLiteral("steps")))) record->steps = static_cast<qint64>(*steps);
+    record->finalLoss = finiteNumber(s.value(QStringLiteral("final_loss")));
+    record->durationSeconds = finiteNumber(s.value(QStringLiteral("seconds")));
+}
+
+// Steps and final loss from metrics.csv where summary.json did not give them; unreadable rows are problems.
+void readMetrics(const CsvTable& metrics, RunRecord* record)
+{
+    const int stepColumn = metrics.column(protocol::kKeyStep);
+    const int lossColumn = metrics.column(protocol::kKeyLoss);
+    if (metrics.exists && !metrics.header.isEmpty() && (stepColumn < 0 || lossColumn < 0)) {
+        record->problems << QStringLiteral("metrics.csv has no step or loss column");
+        return;
+    }
+    std::optional<qint64> lastStep;
+    std::optional<double> lastLoss;
+    for (int i = 0; i < metrics.rows.size(); ++i) {
+        const auto step = parseCsvInteger(metrics.rows[i][stepColumn]);
+        const auto loss = parseCsvNumber(metrics.rows[i][lossColumn]);
+        if (!step || !loss) {
+            record->problems << QStringLiteral("metrics.csv line %1 unreadable (not a number)").arg(metrics.rowLines[i]);
+            continue;
+        }
+        lastStep = step;
+        lastLoss = loss;
+    }
+    if (!record->steps && lastStep) record->steps = lastStep;
+    if (!record->finalLoss && lastLoss && std::isfinite(*lastLoss)) record->finalLoss = lastLoss;
+}
+
+std::optional<double> bestValAccuracyIn(const CsvTable& eval, QStringList* problems)
+{
+    const int column = eval.column(protocol::kKeyValAccuracy);
+    if (eval.exists && !eval.header.isEmpty() && column < 0) {
+        *problems << QStringLiteral("eval.csv has no val_accuracy column");
+        return std::nullopt;
+    }
+    std::optional<double> best;
+    for (int i = 0; i < eval.rows.size(); ++i) {
+        const auto value = parseCsvNumber(eval.rows[i][column]);
+        if (!value) {
+            *problems << QStringLiteral("eval.csv line %1 unreadable (not a number)").arg(eval.rowLines[i]);
+            continue;
+        }
+        if (std::isfinite(*value) && (!best || *value > *best)) best = value;
+    }
+    return best;
+}
+
+// A script run's figures come from scalars.csv: its last step, last `loss` and best `val_accuracy`.
+void readScalars(const CsvTable& scalars, RunRecord* record)
+{
+    const int stepColumn = scalars.column(protocol::kKeyStep);
+    const int nameColumn = scalars.column("name");
+    const int valueColumn = scalars.column("value");
+    if (scalars.exists && !scalars.header.isEmpty() && (stepColumn < 0 || nameColumn < 0 || valueColumn < 0)) {
+        record->problems << QStringLiteral("scalars.csv has no step, name or value column");
+        return;
+    }
+    std::optional<qint64> lastStep;
+    std::optional<double> lastLoss, bestAccuracy;
+    for (int i = 0; i < scalars.rows.size(); ++i) {
+        const auto& row = scalars.rows[i];
+        const auto step = parseCsvInteger(row[stepColumn]);
+        const auto value = parseCsvNumber(row[valueColumn]);
+        if (!step || !value) {
+            record->problems << QStringLiteral("scalars.csv line %1 unreadable (not a number)").arg(scalars.rowLines[i]);
+            continue;
+        }
+        if (!lastStep || *step > *lastStep) lastStep = step;
+        if (row[nameColumn] == protocol::kKeyLoss && std::isfinite(*value)) lastLoss = value;
+        if (row[nameColumn] == protocol::kKeyValAccuracy && std::isfinite(*value) && (!bestAccuracy || *value > *bestAccuracy)) {
+            bestAccuracy = value;
+        }
+    }
+    if (!record->steps) record->steps = lastStep;
+    if (!record->finalLoss) record->finalLoss = lastLoss;
+    if (!record->bestValAccuracy) record->bestValAccuracy = bestAccuracy;
+}
+
+} // namespace
+
+QJsonObject RunRecord::toJson() const
+{
+    QJsonArray problemArray = QJsonArray::fromStringList(problems);
+    return {
+        {QStringLiteral("name"), name},
+        {QStringLiteral("path"), path},
+        {QStringLiteral("started"), started.isValid() ? QJsonValue(started.toOffsetFromUtc(started.offsetFromUtc()).toString(Qt::ISODate))
+                                                      : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("status"), status},
+        {QStringLiteral("kind"), kind},
+        {QStringLiteral("model"), model.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(model)},
+        {QStringLiteral("world_size"), worldSize ? QJsonValue(*worldSize) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("steps"), steps ? QJsonValue(*steps) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("final_loss"), jsonOf(finalLoss)},
+        {QStringLiteral("best_val_accuracy"), jsonOf(bestValAccuracy)},
+        {QStringLiteral("duration_seconds"), jsonOf(durationSeconds)},
+        {QStringLiteral("problems"), problemArray},
+    };
+}
+
+RunRecord RunRecord::fromJson(const QJsonObject& o)
+{
+    RunRecord record;
+    record.name = o.value(QStringLiteral("name")).toString();
+    record.path = o.value(QStringLiteral("path")).toString();
+    if (o.value(QStringLiteral("started")).isString()) {
+        record.started = QDateTime::fromString(o.value(QStringLiteral("started")).toString(), Qt::ISODate).toLocalTime();
+    }
+    record.status = o.value(QStringLiteral("status")).toString(QString::fromLatin1(kStatusUnknown));
+    record.kind = o.value(QStringLiteral("kind")).toString(QString::fromLatin1(kKindTrainer));
+    record.model = o.value(QStringLiteral("model")).toString();
+    if (o.value(QStringLiteral("world_size")).isDouble()) record.worldSize = o.value(QStringLiteral("world_size")).toInt();
+    if (o.value(QStringLiteral("steps")).isDouble()) record.steps = o.value(QStringLiteral("steps")).toInteger();
+    record.finalLoss = finiteNumber(o.value(QStringLiteral("final_loss")));
+    record.bestValAccuracy = finiteNumber(o.value(QStringLiteral("best_val_accuracy")));
+    record.durationSeconds = finiteNumber(o.value(QStringLiteral("duration_seconds")));
+    for (const auto& problem : o.value(QStringLiteral("problems")).toArray()) record.problems << problem.toString();
+    return record;
+}
+
+RunRecord readRunRecord(const QString& dirPath)
+{
+    requireRunDirectory(dirPath);
+    const QDir dir(dirPath);
+    RunRecord record;
+    record.path = dirPath;
+    record.name = QFileInfo(QDir::cleanPath(dirPath)).fileName();
+    record.started = startOf(dir, record.name);
+
+    const JsonFile job = readJsonObject(dir, kJobFile, &record.problems);
+    if (!job.exists) record.problems << QStringLiteral("job.json missing");
+    readJob(job, &record);
+
+    const JsonFile summary = readJsonObject(dir, kSummaryFile, &record.problems);
+    if (!summary.exists) record.problems << QStringLiteral("summary.json missing (the run is still going, or ended without one)");
+    readSummary(summary, &record);
+
+    const CsvTable metrics = readCsvTable(dir.filePath(QString::fromLatin1(kMetricsFile)), QString::fromLatin1(kMetricsFile));
+    record.problems << metrics.problems;
+    readMetrics(metrics, &record);
+
+    const CsvTable eval = readCsvTable(dir.filePath(QString::fromLatin1(kEvalFile)), QString::fromLatin1(kEvalFile));
+    record.problems << eval.problems;
+    record.bestValAccuracy = bestValAccuracyIn(eval, &record.problems);
+    if (!record.bestValAccuracy) record.bestValAccuracy = finiteNumber(summary.object.value(QStringLiteral("val_accuracy")));
+
+    const CsvTable scalars = readCsvTable(dir.filePath(QString::fromLatin1(kScalarsFile)), QString::fromLatin1(kScalarsFile));
+    record.problems << scalars.problems;
+    readScalars(scalars, &record);
+    return record;
+}
+
+} // namespace ringmaster::runs

@@ -1,0 +1,178 @@
+// The runs library's reading side: the fields of a built-in trainer run and of a script run, damaged runs
+// read with what is readable and their problems named, folders that are not runs refused, the per-run
+// index used while fresh and rebuilt when a source file changes, and listing under several roots.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "run_files.h"
+#include "run_fixture.h"
+#include "run_index.h"
+#include "run_listing.h"
+#include "run_record.h"
+
+using namespace ringmaster::runs;
+using namespace ringmaster::runs::test;
+
+class TestRunRecord : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void trainerRunFields()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        const RunRecord run = readRunRecord(dir);
+        QCOMPARE(run.name, QStringLiteral("20261130-140544-mlp"));
+        QCOMPARE(run.started, QDateTime(QDate(2026, 11, 30), QTime(14, 5, 44)));
+        QCOMPARE(run.status, QStringLiteral("completed"));
+        QCOMPARE(run.kind, QStringLiteral("trainer"));
+        QCOMPARE(run.model, QStringLiteral("mlp"));
+        QCOMPARE(run.worldSize, std::optional<int>(2));
+        QCOMPARE(run.steps, std::optional<qint64>(12));
+        QCOMPARE(run.finalLoss, std::optional<double>(1.0 / 12));
+        QCOMPARE(run.bestValAccuracy, std::optional<double>(0.9));   // the best evaluation, not the last (0.8)
+        QCOMPARE(run.durationSeconds, std::optional<double>(3725.4));
+        QCOMPARE(run.problems, QStringList());
+    }
+
+    void scriptRunFields()
+    {
+        QTemporaryDir root;
+        const RunRecord run = readRunRecord(makeScriptRun(root.path(), QStringLiteral("20261130-144028-train")));
+        QCOMPARE(run.kind, QStringLiteral("script"));
+        QCOMPARE(run.model, QStringLiteral("train"));
+        QCOMPARE(run.status, QStringLiteral("stopped"));
+        QCOMPARE(run.worldSize, std::optional<int>(3));
+        QCOMPARE(run.steps, std::optional<qint64>(3));
+        QCOMPARE(run.finalLoss, std::optional<double>(0.33329999999999999));
+        QCOMPARE(run.bestValAccuracy, std::optional<double>(0.75));
+        QCOMPARE(run.durationSeconds, std::optional<double>(5.574));
+        QCOMPARE(run.problems, QStringList());
+    }
+
+    void damagedRunIsReadWithWhatIsReadable()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-150000-mlp"));
+        QVERIFY(QFile::remove(dir + QStringLiteral("/summary.json")));
+        QByteArray metrics = readFile(dir + QStringLiteral("/metrics.csv"));
+        QList<QByteArray> lines = metrics.split('\n');   // line 1 is the header, line k+1 step k
+        lines[4] = "4,0,0.25";                            // cut short mid-file (line 5)
+        metrics = lines.mid(0, 13).join('\n');            // and the last row (line 13, step 12) has no line end
+        metrics.chop(3);
+        writeFile(dir + QStringLiteral("/metrics.csv"), metrics);
+
+        const RunRecord run = readRunRecord(dir);
+        QCOMPARE(run.status, QStringLiteral("unknown"));
+        QCOMPARE(run.steps, std::optional<qint64>(11));
+        QCOMPARE(run.finalLoss, std::optional<double>(0.0909090909));   // metrics.csv's %.9g of 1/11
+        QCOMPARE(run.bestValAccuracy, std::optional<double>(0.9));
+        QCOMPARE(run.model, QStringLiteral("mlp"));
+        QVERIFY2(run.problems.contains(QStringLiteral("summary.json missing (the run is still going, or ended without one)")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QVERIFY2(run.problems.contains(QStringLiteral("metrics.csv line 5 truncated (3 of 6 fields)")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QVERIFY2(run.problems.contains(QStringLiteral("metrics.csv line 13 truncated (no line end)")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QCOMPARE(run.problems.size(), 3);
+    }
+
+    void invalidSummaryAndMissingJob()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-150000-mlp"));
+        writeFile(dir + QStringLiteral("/summary.json"), "{\"status\": \"compl");
+        QVERIFY(QFile::remove(dir + QStringLiteral("/job.json")));
+        const RunRecord run = readRunRecord(dir);
+        QCOMPARE(run.problems.size(), 2);
+        QVERIFY2(run.problems.contains(QStringLiteral("job.json missing")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QVERIFY2(run.problems.last().startsWith(QStringLiteral("summary.json is not valid JSON")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QCOMPARE(run.status, QStringLiteral("unknown"));
+        QCOMPARE(run.steps, std::optional<qint64>(12));   // from metrics.csv
+    }
+
+    void folderThatIsNotARunIsRefused()
+    {
+        QTemporaryDir root;
+        writeFile(root.path() + QStringLiteral("/photos/cat.png"), "png");
+        try {
+            readRunRecord(root.path() + QStringLiteral("/photos"));
+            QFAIL("no RunsError");
+        } catch (const RunsError& e) {
+            QVERIFY2(e.message().contains(QStringLiteral("is not a run directory")), qPrintable(e.message()));
+        }
+        QVERIFY(!isRunDirectory(root.path() + QStringLiteral("/photos")));
+        QVERIFY(!isRunDirectory(root.path() + QStringLiteral("/nothing-here")));
+    }
+
+    void indexIsUsedWhileFreshAndRebuiltWhenStale()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        const QString indexPath = dir + QLatin1Char('/') + QString::fromLatin1(kIndexFile);
+        IndexUse use = IndexUse::Fresh;
+        QCOMPARE(loadRunRecord(dir, &use).steps, std::optional<qint64>(12));
+        QCOMPARE(use, IndexUse::Rebuilt);
+        QVERIFY(QFile::exists(indexPath));
+
+        // The index, not the files, answers while it is fresh: plant a value only the index holds.
+        QJsonObject index = QJsonDocument::fromJson(readFile(indexPath)).object();
+        QJsonObject record = index.value(QStringLiteral("record")).toObject();
+        record.insert(QStringLiteral("status"), QStringLiteral("from-index"));
+        index.insert(QStringLiteral("record"), record);
+        writeFile(indexPath, QJsonDocument(index).toJson());
+        QCOMPARE(loadRunRecord(dir, &use).status, QStringLiteral("from-index"));
+        QCOMPARE(use, IndexUse::Fresh);
+
+        // A new metrics row (a different size): rebuilt from the files.
+        QFile metrics(dir + QStringLiteral("/metrics.csv"));
+        QVERIFY(metrics.open(QIODevice::Append));
+        metrics.write("13,0,0.0769230769,0.01,1651.81,3.250000\n");
+        metrics.close();
+        QFile::remove(dir + QStringLiteral("/summary.json"));
+        RunRecord run = loadRunRecord(dir, &use);
+        QCOMPARE(use, IndexUse::Rebuilt);
+        QCOMPARE(run.steps, std::optional<qint64>(13));
+        QCOMPARE(run.status, QStringLiteral("unknown"));
+
+        // The same size, a later modification time: rebuilt too.
+        writeFile(dir + QStringLiteral("/summary.json"), R"({"status": "completed"})");
+        loadRunRecord(dir, &use);
+        writeFile(dir + QStringLiteral("/summary.json"), R"({"status": "failed!!!"})");
+        QFile summary(dir + QStringLiteral("/summary.json"));
+        QVERIFY(summary.open(QIODevice::ReadWrite));
+        QVERIFY(summary.setFileTime(QDateTime::currentDateTime().addSecs(60), QFileDevice::FileModificationTime));
+        summary.close();
+        QCOMPARE(loadRunRecord(dir, &use).status, QStringLiteral("failed!!!"));
+        QCOMPARE(use, IndexUse::Rebuilt);
+
+        // A missing index is rebuilt; a renamed run keeps its new name.
+        QVERIFY(QFile::remove(indexPath));
+        QVERIFY(QDir().rename(dir, root.path() + QStringLiteral("/renamed")));
+        run = loadRunRecord(root.path() + QStringLiteral("/renamed"), &use);
+        QCOMPARE(use, IndexUse::Rebuilt);
+        QCOMPARE(run.name, QStringLiteral("renamed"));
+        QCOMPARE(loadRunRecord(root.path() + QStringLiteral("/renamed"), &use).name, QStringLiteral("renamed"));
+        QCOMPARE(use, IndexUse::Fresh);
+    }
+
+    void listsRunsUnderSeveralRoots()
+    {
+        QTemporaryDir a, b;
+        makeTrainerRun(a.path(), QStringLiteral("20261130-140544-mlp"));
+        makeScriptRun(b.path(), QStringLiteral("20261129-101500-train"));
+        writeFile(a.path() + QStringLiteral("/notes/readme.txt"), "not a run");
+        writeFile(a.path() + QStringLiteral("/loose-file.csv"), "step\n");
+        const QList<RunRecord> runs = listRuns({a.path(), b.path()});
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[0].name, QStringLiteral("20261129-101500-train"));   // oldest first
+        QCOMPARE(runs[0].path, QDir(b.path()).absoluteFilePath(QStringLiteral("20261129-101500-train")));
+        QCOMPARE(runs[1].name, QStringLiteral("20261130-140544-mlp"));
+        QVERIFY_THROWS_EXCEPTION(RunsError, listRuns({a.path(), a.path() + QStringLiteral("/absent")}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunRecord)
+#include "tst_run_record.moc"

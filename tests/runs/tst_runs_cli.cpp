@@ -1,0 +1,174 @@
+// ringmaster-runs as a user runs it: list (table and --json), export and bundle succeed with exit 0, and
+// every kind of bad input is one line on stderr naming the problem, exit 2, and no output file.
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "run_fixture.h"
+
+using namespace ringmaster::runs::test;
+
+namespace {
+
+constexpr int kProcessTimeoutMs = 60000;
+
+struct Result
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Result runsCli(const QStringList& arguments, const QString& workingDirectory = QString())
+{
+    QProcess process;
+    if (!workingDirectory.isEmpty()) process.setWorkingDirectory(workingDirectory);
+    process.start(qEnvironmentVariable("RINGMASTER_RUNS"), arguments);
+    Result result;
+    if (!process.waitForFinished(kProcessTimeoutMs) || process.exitStatus() != QProcess::NormalExit) return result;
+    result.exitCode = process.exitCode();
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+} // namespace
+
+class TestRunsCli : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY2(QFileInfo(qEnvironmentVariable("RINGMASTER_RUNS")).isExecutable(), "set RINGMASTER_RUNS"); }
+
+    void listPrintsATableAndProblems()
+    {
+        QTemporaryDir root;
+        makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        const QString damaged = makeScriptRun(root.path(), QStringLiteral("20261130-150000-train"));
+        QFile::remove(damaged + QStringLiteral("/summary.json"));
+        const Result r = runsCli({QStringLiteral("list"), QStringLiteral("--root"), root.path()});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.err, QString());
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 4);
+        QVERIFY2(lines[0].startsWith(QStringLiteral("NAME ")) && lines[0].contains(QStringLiteral("BEST VAL ACC")), qPrintable(lines[0]));
+        QCOMPARE(lines[1].simplified(),
+                 QStringLiteral("20261130-140544-mlp 2026-11-30 14:05:44 completed trainer mlp 2 12 0.0833333 0.9000 1:02:05"));
+        QCOMPARE(lines[2].simplified(), QStringLiteral("20261130-150000-train 2026-11-30 15:00:00 unknown script train 3 3 0.3333 0.7500 -"));
+        QCOMPARE(lines[3], QStringLiteral("    ! summary.json missing (the run is still going, or ended without one)"));
+        // Columns are aligned: every row's STATUS starts where the header's does.
+        const auto statusColumn = lines[0].indexOf(QStringLiteral("STATUS"));
+        QCOMPARE(lines[1].indexOf(QStringLiteral("completed")), statusColumn);
+        QCOMPARE(lines[2].indexOf(QStringLiteral("unknown")), statusColumn);
+    }
+
+    void listJsonAndTheDefaultRoot()
+    {
+        QTemporaryDir work;
+        makeTrainerRun(work.filePath(QStringLiteral("runs")), QStringLiteral("20261130-140544-mlp"));
+        const Result r = runsCli({QStringLiteral("list"), QStringLiteral("--json")}, work.path());
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray array = QJsonDocument::fromJson(r.out.toUtf8()).array();
+        QCOMPARE(array.size(), 1);
+        const QJsonObject run = array[0].toObject();
+        QCOMPARE(run.value(QStringLiteral("name")).toString(), QStringLiteral("20261130-140544-mlp"));
+        QCOMPARE(run.value(QStringLiteral("steps")).toInt(), 12);
+        QCOMPARE(run.value(QStringLiteral("final_loss")).toDouble(), 1.0 / 12);
+        QCOMPARE(run.value(QStringLiteral("best_val_accuracy")).toDouble(), 0.9);
+        QCOMPARE(run.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(run.value(QStringLiteral("kind")).toString(), QStringLiteral("trainer"));
+        QCOMPARE(run.value(QStringLiteral("problems")).toArray().size(), 0);
+        QVERIFY(run.value(QStringLiteral("started")).toString().startsWith(QStringLiteral("2026-11-30T14:05:44")));
+    }
+
+    void exportAndBundleWrite()
+    {
+        QTemporaryDir root;
+        const QString a = makeTrainerRun(root.path(), QStringLiteral("a"));
+        const QString b = makeScriptRun(root.path(), QStringLiteral("b"));
+        const QString csv = root.filePath(QStringLiteral("all.csv"));
+        Result r = runsCli({QStringLiteral("export"), a, b, QStringLiteral("--out"), csv});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QStringLiteral("wrote 61 scalars of 2 runs to %1\n").arg(csv));
+        QVERIFY(readFile(csv).startsWith("run,step,wall_time,name,value\na,1,0.25,loss,1\n"));
+        QVERIFY(readFile(csv).contains("\nb,0,1796049634.121,\"train/a,b\",7\n"));
+        const QString json = root.filePath(QStringLiteral("all.json"));
+        r = runsCli({QStringLiteral("export"), b, QStringLiteral("--format=json"), QStringLiteral("--out=") + json});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(readFile(json)).array().size(), 7);
+        const QString archive = root.filePath(QStringLiteral("a.tar.gz"));
+        r = runsCli({QStringLiteral("bundle"), a, QStringLiteral("--out"), archive, QStringLiteral("--with-model")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith(QStringLiteral("wrote %1 (10 files, ").arg(archive)), qPrintable(r.out));
+    }
+
+    void badInputIsOneLineAndExit2_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no command") << QStringList{} << QStringLiteral("give a command (list, export, bundle)");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("frob")} << QStringLiteral("frob: unknown command");
+        QTest::newRow("unknown flag") << QStringList{QStringLiteral("list"), QStringLiteral("--colour")} << QStringLiteral("list --colour: unknown flag");
+        QTest::newRow("missing root") << QStringList{QStringLiteral("list"), QStringLiteral("--root"), QStringLiteral("ROOT/absent")}
+                                      << QStringLiteral("--root ROOT/absent: no such folder");
+        QTest::newRow("root without value") << QStringList{QStringLiteral("list"), QStringLiteral("--root")} << QStringLiteral("--root needs a value");
+        QTest::newRow("export without run") << QStringList{QStringLiteral("export"), QStringLiteral("--out"), QStringLiteral("ROOT/x.csv")}
+                                            << QStringLiteral("export: give at least one run directory");
+        QTest::newRow("export without out") << QStringList{QStringLiteral("export"), QStringLiteral("ROOT/run")} << QStringLiteral("give the output file with --out FILE");
+        QTest::newRow("not a run") << QStringList{QStringLiteral("export"), QStringLiteral("ROOT/photos"), QStringLiteral("--out"), QStringLiteral("ROOT/x.csv")}
+                                   << QStringLiteral("ROOT/photos is not a run directory");
+        QTest::newRow("bad format") << QStringList{QStringLiteral("export"), QStringLiteral("ROOT/run"), QStringLiteral("--out"), QStringLiteral("ROOT/x.csv"),
+                                                   QStringLiteral("--format"), QStringLiteral("xml")}
+                                    << QStringLiteral("--format xml: expected csv or json");
+        QTest::newRow("unwritable export") << QStringList{QStringLiteral("export"), QStringLiteral("ROOT/run"), QStringLiteral("--out"), QStringLiteral("ROOT/none/x.csv")}
+                                           << QStringLiteral("--out ROOT/none/x.csv: cannot write it");
+        QTest::newRow("unwritable bundle") << QStringList{QStringLiteral("bundle"), QStringLiteral("ROOT/run"), QStringLiteral("--out"), QStringLiteral("ROOT/none/x.tar.gz")}
+                                           << QStringLiteral("--out ROOT/none/x.tar.gz: cannot write it");
+        QTest::newRow("bundle not tar.gz") << QStringList{QStringLiteral("bundle"), QStringLiteral("ROOT/run"), QStringLiteral("--out"), QStringLiteral("ROOT/x.zip")}
+                                           << QStringLiteral("name it FILE.tar.gz");
+        QTest::newRow("bundle two runs") << QStringList{QStringLiteral("bundle"), QStringLiteral("ROOT/run"), QStringLiteral("ROOT/run"), QStringLiteral("--out"),
+                                                        QStringLiteral("ROOT/x.tar.gz")}
+                                         << QStringLiteral("bundle: give one run directory (got 2)");
+        QTest::newRow("bundle no model") << QStringList{QStringLiteral("bundle"), QStringLiteral("ROOT/script"), QStringLiteral("--out"),
+                                                        QStringLiteral("ROOT/x.tar.gz"), QStringLiteral("--with-model")}
+                                         << QStringLiteral("has no model.pt");
+    }
+
+    void badInputIsOneLineAndExit2()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, message);
+        QTemporaryDir root;
+        makeTrainerRun(root.path(), QStringLiteral("run"));
+        makeScriptRun(root.path(), QStringLiteral("script"));
+        writeFile(root.filePath(QStringLiteral("photos/cat.png")), "png");
+        for (QString& argument : arguments) argument.replace(QStringLiteral("ROOT"), root.path());
+        message.replace(QStringLiteral("ROOT"), root.path());
+        const Result r = runsCli(arguments);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.out, QString());
+        QVERIFY2(r.err.startsWith(QStringLiteral("ringmaster-runs: error: ")) && r.err.contains(message), qPrintable(r.err));
+        QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+        for (const char* output : {"x.csv", "x.tar.gz", "x.zip", "none"}) QVERIFY(!QFileInfo::exists(root.filePath(QString::fromLatin1(output))));
+    }
+
+    void helpAndVersion()
+    {
+        Result r = runsCli({QStringLiteral("--help")});
+        QCOMPARE(r.exitCode, 0);
+        for (const char* flag : {"list", "export", "bundle", "--root", "--json", "--out", "--format", "--with-checkpoints", "--with-model"}) {
+            QVERIFY2(r.out.contains(QString::fromLatin1(flag)), flag);
+        }
+        r = runsCli({QStringLiteral("--version")});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QStringLiteral("ringmaster-runs %1\n").arg(QStringLiteral(RINGMASTER_PROJECT_VERSION)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunsCli)
+#include "tst_runs_cli.moc"
