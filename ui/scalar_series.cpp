@@ -45,6 +45,7 @@ bool ScalarSeriesStore::add(const QString& run, const QString& name, qint64 step
         m_firstWall.emplace(run, wallTime); // kept when the run already has one
     }
     ScalarSeries& series = it->second;
+    if (!series.steps.empty() && static_cast<double>(step) < series.steps.back()) rewind(&series, step);
     const bool kept = series.arrivals % series.stride == 0;
     ++series.arrivals;
     if (!kept) return true;
@@ -80,25 +81,36 @@ QStringList ScalarSeriesStore::truncateAfter(const QString& run, qint64 step)
 {
     QStringList changed;
     for (auto& [key, series] : m_series) {
-        if (series.run != run) continue;
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < series.size(); ++i) {
-            if (series.steps[i] > static_cast<double>(step)) continue;
-            series.steps[kept] = series.steps[i];
-            series.walls[kept] = series.walls[i];
-            series.values[kept] = series.values[i];
-            ++kept;
-        }
-        if (kept == series.size()) continue;
-        series.steps.resize(kept);
-        series.walls.resize(kept);
-        series.values.resize(kept);
-        series.arrivals = static_cast<qint64>(kept) * series.stride; // the next arrival lands on the grid
-        ++series.version;
-        recomputeExtremes(&series);
-        changed << key;
+        if (series.run == run && dropAfter(&series, static_cast<double>(step))) changed << key;
     }
     return changed;
+}
+
+bool ScalarSeriesStore::dropAfter(ScalarSeries* series, double step)
+{
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < series->size(); ++i) {
+        if (series->steps[i] > step) continue;
+        series->steps[kept] = series->steps[i];
+        series->walls[kept] = series->walls[i];
+        series->values[kept] = series->values[i];
+        ++kept;
+    }
+    if (kept == series->size()) return false;
+    series->steps.resize(kept);
+    series->walls.resize(kept);
+    series->values.resize(kept);
+    series->arrivals = static_cast<qint64>(kept) * series->stride; // the next arrival lands on the grid
+    ++series->version;
+    recomputeExtremes(series);
+    return true;
+}
+
+void ScalarSeriesStore::rewind(ScalarSeries* series, qint64 step)
+{
+    // Every point from this step on belongs to the attempt that was abandoned (as TensorBoard purges
+    // "out of order" steps after a restart).
+    dropAfter(series, static_cast<double>(step) - 1.0);
 }
 
 void ScalarSeriesStore::clear()

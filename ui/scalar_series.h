@@ -10,6 +10,8 @@
 // 2nd arrival is kept (then every 4th, ...), so the whole run stays drawn at a uniform, coarser
 // resolution and memory stays below ~24 bytes x the limit per series. At most kMaxSeries series:
 // values of further names are refused and counted (refusedValues()).
+// A step that goes back (a script restarted and resumed from an earlier checkpoint, or a resumed run) replaces
+// that series' points from that step on, as TensorBoard purges out-of-order steps; scalars.csv keeps them all.
 
 #include <QString>
 #include <QStringList>
@@ -71,6 +73,9 @@ public:
 
 private:
     static void thin(ScalarSeries* series);
+    // Drops the points after `step`; true when any was dropped.
+    static bool dropAfter(ScalarSeries* series, double step);
+    static void rewind(ScalarSeries* series, qint64 step);
     static void recomputeExtremes(ScalarSeries* series);
     static void track(ScalarSeries* series, double value);
 

@@ -168,6 +168,23 @@ private Q_SLOTS:
         QCOMPARE(chart.drawnPointCount("loss"_q), 40); // one point per step
     }
 
+    void aStepGoingBackReplacesThatSeriesFromThere()
+    {
+        // A script restarted and resumed from its step-15 checkpoint: its steps 15.. arrive again.
+        ScalarChart chart;
+        for (qint64 step = 0; step < 25; ++step) chart.append(batch(step, {{"loss", 1.0}, {"acc", 0.5}}));
+        chart.flush();
+        for (qint64 step = 15; step < 30; ++step) chart.append(batch(step, {{"loss", 0.25}}));
+        chart.flush();
+        QCOMPARE(chart.pointCount("loss"_q), 30);         // one point per step, not 40
+        QCOMPARE(chart.drawnPointCount("loss"_q), 30);
+        QCOMPARE(chart.smoothedValues("loss"_q).size(), 30);
+        QCOMPARE(chart.pointCount("acc"_q), 25);          // a series that did not go back keeps its points
+        chart.append(batch(29, {{"loss", 0.125}}));       // the same step again is not going back
+        chart.flush();
+        QCOMPARE(chart.pointCount("loss"_q), 31);
+    }
+
     void boundsThinUniformlyAndDrainEarly()
     {
         ScalarChart chart;
