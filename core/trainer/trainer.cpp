@@ -7,6 +7,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include "../protocol/wire.h"
@@ -537,6 +538,7 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"world_size", m_env.worldSize},
         {"backend", m_config.backend},
         {"device", m_device.str()},
+        {"libtorch_version", TORCH_VERSION},
         {"batch_size_per_rank", m_config.batchSize},
         {"steps", m_step},
         {"epochs", m_stepsPerEpoch > 0 ? static_cast<double>(m_step) / static_cast<double>(m_stepsPerEpoch) : 0.0},

@@ -37,3 +37,5 @@ def test_model_pt_reproduces_eval_accuracy(tmp_path):
     assert summary["val_accuracy"] > 0.5, "60 steps should learn something"
     assert abs(correct - summary["val_accuracy"] * 10000) <= 1, (correct, summary)
     assert abs(loss - summary["val_loss"]) < 1e-4
+    # The LibTorch the trainer was built with, for bundles' environment.json ("1.13.0" for torch "1.13.0a0").
+    assert torch.__version__.startswith(summary["libtorch_version"]), summary
