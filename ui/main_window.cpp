@@ -148,6 +148,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::scalarsReceived, m_scalarChart, &ScalarChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_scalarChart, &ScalarChart::truncateAfter);
     connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
+    // A script announces no total: its last step is all the header can say.
+    connect(m_supervisor, &supervisor::RunSupervisor::scalarsReceived, this, [this](const supervisor::ScalarBatch& batch) {
+        if (m_supervisor->job().isScript()) m_speedLabel->setText(tr("step %1").arg(batch.step));
+    });
     connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_supervisor, &supervisor::RunSupervisor::finished, this, &MainWindow::onFinished);
@@ -267,6 +271,8 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
     }
     QSettings().setValue(QLatin1String(kLastJobKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
     m_progress->setValue(0);
+    m_progress->setVisible(!job.isScript()); // a script's total steps are unknown
+    m_speedLabel->clear();
     m_rankRefresh.start();
     m_rankTable->update(m_supervisor->ranks());
     setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));

@@ -66,7 +66,7 @@ ScriptFields::ScriptFields(QWidget* parent)
     m_interpreterNote->setWordWrap(true);
     m_interpreterNote->setTextFormat(Qt::PlainText);
     m_patterns = new QPlainTextEdit(this);
-    m_patterns->setPlaceholderText(tr("default: name: value and name=value pairs, step N / iter N for the step"));
+    m_patterns->setPlaceholderText(tr("one regular expression per line (default: name=value pairs)"));
     m_patterns->setToolTip(tr("Regular expressions for rank 0's output, one per line: each named group is a scalar, the group "
                               "'step' is the step (e.g. it (?<step>\\d+) loss (?<loss>[0-9.]+)); 'none' turns reading the output off"));
     m_patterns->setFixedHeight(m_patterns->fontMetrics().lineSpacing() * (kPatternRows + 1) + 2 * m_patterns->frameWidth());

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -163,6 +164,7 @@ private Q_SLOTS:
         QVERIFY(waitForFinal(window));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
         QCOMPARE(window.tabs()->currentIndex(), 1);
+        QVERIFY(!window.findChild<QProgressBar*>()->isVisible()); // no "step 0 / 100" for a script's unknown total
         ScalarChart* scalars = window.scalarChart();
         QCOMPARE(scalars->names(), (QStringList{QStringLiteral("train/loss"), QStringLiteral("val/acc")}));
         QCOMPARE(scalars->pointCount(QStringLiteral("train/loss")), 15);
@@ -170,6 +172,8 @@ private Q_SLOTS:
         scalars->setTicked(QStringLiteral("val/acc"), true);
         QCOMPARE(scalars->panelTitles(), (QStringList{QStringLiteral("train"), QStringLiteral("val")}));
         QCOMPARE(csvRows(window.supervisor()->runDir() + QStringLiteral("/scalars.csv")), 30);
+        scalars->flush();
+        QCoreApplication::processEvents(); // the queued replot of the new panels
         screenshot(window, "script.png");
     }
 
