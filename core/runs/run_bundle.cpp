@@ -130,7 +130,7 @@ QStringList filesUnder(const QDir& runDir, const char* folder)
 BundleResult writeRunBundle(const QString& runDirPath, const QString& out, const BundleOptions& options)
 {
     requireRunDirectory(runDirPath);
-    const QDir runDir(runDirPath);
+    const QDir runDir(QFileInfo(runDirPath).absoluteFilePath()); // relativeFilePath() needs absolute paths on both sides
     const QString top = QFileInfo(QDir::cleanPath(runDirPath)).fileName();
 
     QStringList members;

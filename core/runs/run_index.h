@@ -13,7 +13,9 @@
 namespace ringmaster::runs {
 
 inline constexpr const char* kIndexFile = ".ringmaster-index.json";
-inline constexpr int kIndexFormat = 1;
+// Raised whenever what a record holds or how it is read changes, so older indexes are rebuilt (2: a script's
+// train/loss and val/acc count as its loss and accuracy).
+inline constexpr int kIndexFormat = 2;
 
 enum class IndexUse { Fresh, Rebuilt };
 

@@ -8,6 +8,7 @@
 #include <QJsonValue>
 #include <QRegularExpression>
 
+#include <climits>
 #include <cmath>
 
 #include "csv_table.h"
@@ -160,7 +161,22 @@ std::optional<double> bestValAccuracyIn(const CsvTable& eval, QStringList* probl
     return best;
 }
 
-// A script run's figures come from scalars.csv: its last step, last `loss` and best `val_accuracy`.
+// What a script names its loss and validation accuracy, most specific first: the trainer's names, then the
+// usual TensorBoard-style and underscore forms.
+const char* const kLossNames[] = {protocol::kKeyLoss, "train/loss", "train_loss", "loss/train"};
+const char* const kAccuracyNames[] = {protocol::kKeyValAccuracy, "val/accuracy", "val/acc", "val_acc", "accuracy/val"};
+
+template <typename Text, std::size_t N>
+int rankOf(const Text& name, const char* const (&names)[N])
+{
+    for (std::size_t i = 0; i < N; ++i) {
+        if (name == names[i]) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+// A script run's figures come from scalars.csv: its last step, last loss and best validation accuracy
+// (under the first of the names above that it reports).
 void readScalars(const CsvTable& scalars, RunRecord* record)
 {
     const int stepColumn = scalars.column(protocol::kKeyStep);
@@ -172,6 +188,7 @@ void readScalars(const CsvTable& scalars, RunRecord* record)
     }
     std::optional<qint64> lastStep;
     std::optional<double> lastLoss, bestAccuracy;
+    int lossRank = INT_MAX, accuracyRank = INT_MAX; // the name the current figure comes from
     for (int i = 0; i < scalars.rows.size(); ++i) {
         const auto& row = scalars.rows[i];
         const auto step = parseCsvInteger(row[stepColumn]);
@@ -181,9 +198,14 @@ void readScalars(const CsvTable& scalars, RunRecord* record)
             continue;
         }
         if (!lastStep || *step > *lastStep) lastStep = step;
-        if (row[nameColumn] == protocol::kKeyLoss && std::isfinite(*value)) lastLoss = value;
-        if (row[nameColumn] == protocol::kKeyValAccuracy && std::isfinite(*value) && (!bestAccuracy || *value > *bestAccuracy)) {
-            bestAccuracy = value;
+        if (!std::isfinite(*value)) continue;
+        if (const int rank = rankOf(row[nameColumn], kLossNames); rank >= 0 && rank <= lossRank) {
+            lossRank = rank;
+            lastLoss = value;
+        }
+        if (const int rank = rankOf(row[nameColumn], kAccuracyNames); rank >= 0 && rank <= accuracyRank) {
+            if (rank < accuracyRank || !bestAccuracy || *value > *bestAccuracy) bestAccuracy = value;
+            accuracyRank = rank;
         }
     }
     if (!record->steps) record->steps = lastStep;

@@ -55,6 +55,27 @@ private Q_SLOTS:
         QCOMPARE(run.problems, QStringList());
     }
 
+    void scriptNamesItsLossAndAccuracyItsOwnWay()
+    {
+        QTemporaryDir root;
+        const QString dir = makeScriptRun(root.path(), QStringLiteral("20261130-144028-train"));
+        auto scalars = [&](const QByteArray& rows) {
+            QFile file(dir + QStringLiteral("/scalars.csv"));
+            QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            file.write("step,wall_time,name,value\n" + rows);
+        };
+        // train/loss and val/acc, as TensorBoard-style scripts print them.
+        scalars("0,1.0,train/loss,2\n0,1.0,val/acc,0.5\n1,2.0,train/loss,1.5\n1,2.0,val/acc,0.75\n2,3.0,val/acc,0.25\n");
+        RunRecord run = readRunRecord(dir);
+        QCOMPARE(run.finalLoss, std::optional<double>(1.5));
+        QCOMPARE(run.bestValAccuracy, std::optional<double>(0.75));
+        // A plain "loss" wins over "train/loss" wherever it comes; "val_accuracy" over "val/acc".
+        scalars("0,1.0,loss,4\n0,1.0,val/acc,0.9\n1,2.0,train/loss,1.5\n1,2.0,val_accuracy,0.5\n");
+        run = readRunRecord(dir);
+        QCOMPARE(run.finalLoss, std::optional<double>(4.0));
+        QCOMPARE(run.bestValAccuracy, std::optional<double>(0.5));
+    }
+
     void damagedRunIsReadWithWhatIsReadable()
     {
         QTemporaryDir root;

@@ -105,6 +105,11 @@ private Q_SLOTS:
         r = runsCli({QStringLiteral("bundle"), a, QStringLiteral("--out"), archive, QStringLiteral("--with-model")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.startsWith(QStringLiteral("wrote %1 (10 files, ").arg(archive)), qPrintable(r.out));
+        // Relative paths, as typed in a shell in the runs' parent folder.
+        r = runsCli({QStringLiteral("bundle"), QFileInfo(a).fileName(), QStringLiteral("--out"), QStringLiteral("relative.tar.gz"),
+                     QStringLiteral("--with-model")}, QFileInfo(a).absolutePath());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.startsWith(QStringLiteral("wrote relative.tar.gz (10 files, ")), qPrintable(r.out));
     }
 
     void badInputIsOneLineAndExit2_data()
