@@ -23,6 +23,8 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr int kPlainLineIntervalMs = 2000;
+constexpr int kLiveScalarNames = 6;   // a script's live line shows this many scalars (alphabetical)
+constexpr int kSummaryScalarNames = 12;
 int g_signalPipe[2] = {-1, -1};
 
 extern "C" void forwardSignal(int signal)
@@ -250,6 +252,7 @@ LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
 {
     connect(m_supervisor, &RunSupervisor::stepReceived, this, &LaunchCommand::onStep);
     connect(m_supervisor, &RunSupervisor::evalReceived, this, &LaunchCommand::onEval);
+    connect(m_supervisor, &RunSupervisor::scalarsReceived, this, &LaunchCommand::onScalars);
     connect(m_supervisor, &RunSupervisor::finished, this, &LaunchCommand::onFinished);
     connect(m_supervisor, &RunSupervisor::logLine, this, [this](int rank, const QString& line) {
         if (rank < 0 && !m_quiet) printLine(QStringLiteral("[launcher] ") + line);
@@ -331,9 +334,13 @@ void LaunchCommand::printProgress(const StepMetric& m)
     const double remaining = total > 0 && m.samplesPerSec > 0
                                  ? static_cast<double>(total - m.step) * (m.wallTime / std::max<qint64>(m.step, 1))
                                  : std::nan("");
-    const QString text = QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
-                             .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
-                             .arg(m.samplesPerSec, 0, 'f', 0).arg(formatDuration(remaining));
+    showLive(QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
+                 .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
+                 .arg(m.samplesPerSec, 0, 'f', 0).arg(formatDuration(remaining)));
+}
+
+void LaunchCommand::showLive(const QString& text)
+{
     if (m_tty) {
         // Never wider than the window (read each time: the user may resize it), or the line wraps
         // and every redraw leaves a stale half line behind.
@@ -345,6 +352,30 @@ void LaunchCommand::printProgress(const StepMetric& m)
         std::fflush(stdout);
     } else {
         printLine(text);
+    }
+}
+
+QString LaunchCommand::lastScalarsText(int maxNames) const
+{
+    QStringList parts;
+    for (auto it = m_lastScalars.cbegin(); it != m_lastScalars.cend() && parts.size() < maxNames; ++it) {
+        parts << QStringLiteral("%1 %2").arg(it.key(), QString::number(it.value(), 'g', 5));
+    }
+    if (m_lastScalars.size() > maxNames) parts << QStringLiteral("(+%1 more)").arg(m_lastScalars.size() - maxNames);
+    return parts.join(QStringLiteral("  "));
+}
+
+void LaunchCommand::onScalars(const ScalarBatch& scalars)
+{
+    if (!m_job.isScript()) return; // the trainer's live line comes from its step frames
+    m_lastScalarStep = scalars.step;
+    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
+    if (m_quiet) return;
+    const bool first = !m_firstStepShown;
+    m_firstStepShown = true;
+    if (m_tty || first || m_lastPlainLine.elapsed() >= kPlainLineIntervalMs) {
+        m_lastPlainLine.restart();
+        showLive(QStringLiteral("step %1  %2").arg(m_lastScalarStep).arg(lastScalarsText(kLiveScalarNames)));
     }
 }
 
@@ -385,6 +416,9 @@ void LaunchCommand::onFinished(RunState state)
         QString line = m_supervisor->stepsReceived() > 0
                            ? QStringLiteral("%1: %2 steps, loss %3").arg(runStateName(state)).arg(m_lastStep.step).arg(m_lastStep.loss, 0, 'f', 4)
                            : runStateName(state);
+        if (m_supervisor->stepsReceived() == 0 && !m_lastScalars.isEmpty()) {
+            line += QStringLiteral(": step %1, %2").arg(m_lastScalarStep).arg(lastScalarsText(kSummaryScalarNames).replace(QStringLiteral("  "), QStringLiteral(", ")));
+        }
         if (m_haveEval) {
             line += QStringLiteral(", val_loss %1, val_accuracy %2").arg(m_lastEval.valLoss, 0, 'f', 4).arg(m_lastEval.valAccuracy, 0, 'f', 4);
         }

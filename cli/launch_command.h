@@ -4,6 +4,7 @@
 // Exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.
 
 #include <QElapsedTimer>
+#include <QMap>
 #include <QObject>
 #include <QStringList>
 
@@ -43,6 +44,10 @@ private:
     void onSignal();
     void printLine(const QString& line);
     void printProgress(const StepMetric& metric);
+    // A script's scalars: a live line "step N  name value ..." (a pipe: every couple of seconds).
+    void onScalars(const ScalarBatch& scalars);
+    QString lastScalarsText(int maxNames) const;
+    void showLive(const QString& text);
 
     JobSpec m_job;
     bool m_quiet;
@@ -57,6 +62,8 @@ private:
     EvalMetric m_lastEval;
     bool m_haveEval = false;
     StepMetric m_lastStep;
+    QMap<QString, double> m_lastScalars; // a script's, by name
+    qint64 m_lastScalarStep = -1;
 };
 
 } // namespace ringmaster::supervisor

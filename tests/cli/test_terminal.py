@@ -244,6 +244,7 @@ def test_ctrl_c_stops_a_users_script_gracefully(tmp_path):
             term.pump(0.1)
         groups = {os.getpgid(pid) for pid in pids.values()}
         assert len(groups) == 1 and groups.pop() != os.tcgetpgrp(term.fd)
+        term.read_until(r"\r\x1b\[Kstep \d+  loss 0\.\d+", 30)  # the live line of the script's scalars
         os.write(term.fd, b"\x03")
         code = term.wait()
         assert code == 3, term.text()[-2000:]

@@ -153,6 +153,9 @@ private Q_SLOTS:
         const QString dir = launch.runDir();
         QVERIFY2(QFileInfo(dir).fileName().endsWith(QStringLiteral("-train")), qPrintable(dir)); // the script's stem
         QVERIFY2(launch.output.contains(QStringLiteral("(torch 1.13")), qPrintable(launch.output));
+        // The last line names the last step and scalars (piped: no live line, plain lines every 2 s).
+        QVERIFY2(launch.output.contains(QRegularExpression(QStringLiteral("\ncompleted: step 19, helper_loss [0-9.e-]+, train/loss [0-9.e-]+, 0 restart"))),
+                 qPrintable(launch.output));
 
         // Rank 0's log holds every line it printed, step 0 to 19, each with a finite loss.
         static const QRegularExpression stepLine(QStringLiteral(" out step (\\d+) loss ([0-9.]+)$"), QRegularExpression::MultilineOption);
