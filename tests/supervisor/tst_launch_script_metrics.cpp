@@ -13,8 +13,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "run_supervisor.h"
 #include "test_support.h"
 
+using namespace ringmaster::supervisor;
 using namespace ringmaster::supervisor::test;
 
 namespace {
@@ -97,6 +99,19 @@ for step in range(first, 10):
         print("step %d loss=%.3f" % (step, 1.0 / (step + 1)))
     with open(state, "w") as f:
         f.write(str(step))
+)PY";
+
+// Waits for "Checkpoint now" through the helper module; saves, then ends.
+constexpr char kCheckpointScript[] = R"PY(
+import os, time
+import ringmaster
+print("ready", flush=True)
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    if ringmaster.checkpoint_requested():
+        open(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "checkpoint-rank-%s" % os.environ["RANK"]), "w").close()
+        break
+    time.sleep(0.05)
 )PY";
 
 struct ScalarsCsv
@@ -216,6 +231,30 @@ private Q_SLOTS:
         const ScalarsCsv csv = readScalars(launch.runDir());
         verifyTensorBoardScalars(csv); // found two folders deep under RUN_DIR
         QCOMPARE(csv.values.keys(), QStringList{QStringLiteral("train/tb_loss")});
+    }
+
+    void checkpointNowReachesTheScriptsRankZero()
+    {
+        // The app's "Checkpoint now": SIGUSR1 to rank 0, which the helper module turns into checkpoint_requested().
+        QTemporaryDir root;
+        JobSpec job = defaultJob(0);
+        job.trainer = QJsonObject();
+        job.script = writeFile(m_scripts.filePath(QStringLiteral("checkpoint.py")), kCheckpointScript);
+        job.python = QString::fromLatin1(kPython);
+        job.outputRoot = root.path();
+        job.nproc = 2;
+        job.heartbeatTimeoutGiven = false;
+        RunSupervisor supervisor;
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        const QString log0 = supervisor.runDir() + QStringLiteral("/logs/rank-0.log");
+        QVERIFY(QTest::qWaitFor([&] { return readAll(log0).contains(QStringLiteral("ready")); }, kRunTimeoutMs));
+        supervisor.requestCheckpoint();
+        // Rank 0 saves and ends; rank 1 (no request) keeps waiting until the group is stopped.
+        QVERIFY(QTest::qWaitFor([&] { return QFileInfo::exists(supervisor.runDir() + QStringLiteral("/checkpoint-rank-0")); }, 30000));
+        QVERIFY(!QFileInfo::exists(supervisor.runDir() + QStringLiteral("/checkpoint-rank-1")));
+        supervisor.requestStop();
+        QVERIFY(QTest::qWaitFor([&] { return isFinal(supervisor.state()); }, 60000));
     }
 
     void resumeOfAFailedScriptRunContinuesInItsDirectory()
