@@ -216,6 +216,9 @@ void RunSupervisor::followTensorBoard()
 void RunSupervisor::recordScalars(const ScalarBatch& scalars, double wallTime)
 {
     if (scalars.values.isEmpty()) return;
+    // A script's reports (the helper module's frames, its TensorBoard files) show that it progresses, as its
+    // output does: rank 0 sends them, and group-wide progress covers the others.
+    if (m_policy.outputIsProgress && !m_ranks.empty() && !isFinal(m_state)) onHeartbeat(0, -1, QString());
     m_lastScalarStep = scalars.step;
     for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
     const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);

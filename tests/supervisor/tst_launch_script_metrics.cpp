@@ -114,6 +114,16 @@ while time.monotonic() < deadline:
     time.sleep(0.05)
 )PY";
 
+// Prints nothing: its only sign of life is what it sends through the helper module.
+constexpr char kSilentReporterScript[] = R"PY(
+import os, time
+import ringmaster
+for step in range(24):
+    ringmaster.log(step, loss=1.0 / (step + 1))
+    time.sleep(0.5)
+ringmaster.flush(5)
+)PY";
+
 struct ScalarsCsv
 {
     QMap<QString, QMap<qint64, double>> values;      // name -> step -> value
@@ -255,6 +265,20 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(supervisor.runDir() + QStringLiteral("/checkpoint-rank-1")));
         supervisor.requestStop();
         QVERIFY(QTest::qWaitFor([&] { return isFinal(supervisor.state()); }, 60000));
+    }
+
+    void helperReportsCountAsProgress()
+    {
+        // --heartbeat-timeout 5 and 12 s without a printed line: the values rank 0 sends keep the run alive.
+        QTemporaryDir root;
+        const QString script = writeFile(m_scripts.filePath(QStringLiteral("silent.py")), kSilentReporterScript);
+        LaunchProcess launch;
+        launch.start({QStringLiteral("--script"), script, QStringLiteral("--python"), QString::fromLatin1(kPython),
+                      QStringLiteral("--output-root"), root.path(), QStringLiteral("--device"), QStringLiteral("cpu"),
+                      QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--heartbeat-timeout"), QStringLiteral("5")});
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        QCOMPARE(readScalars(launch.runDir()).values.value(QStringLiteral("loss")).size(), 24);
     }
 
     void resumeOfAFailedScriptRunContinuesInItsDirectory()
