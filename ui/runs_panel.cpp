@@ -30,8 +30,8 @@ namespace ringmaster::ui {
 namespace {
 
 constexpr int kSummaryWidth = 320;
-constexpr int kTableShare = 3;    // the table over the chart, by height
-constexpr int kChartShare = 2;
+constexpr int kTableShare = 2;    // the table over the chart, by height
+constexpr int kChartShare = 3;
 
 QString cleanAbsolute(const QString& path) { return QDir::cleanPath(QDir(path).absolutePath()); }
 

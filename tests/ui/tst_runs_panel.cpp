@@ -350,9 +350,14 @@ private Q_SLOTS:
         const QString first = makeTrainerRun(root.path(), QStringLiteral("20261128-093000-mlp"), 40, true);
         const QString second = makeTrainerRun(root.path(), QStringLiteral("20261129-141500-mlp"), 60, true);
         makeScriptRun(root.path(), QStringLiteral("20261130-081200-train"));
-        const QString damaged = makeTrainerRun(root.path(), QStringLiteral("20261130-101500-cnn"), 25);
+        const QString damaged = makeTrainerRun(root.path(), QStringLiteral("20261130-101500-mlp"), 25);
         QVERIFY(QFile::remove(damaged + QStringLiteral("/summary.json")));
         runs::writeRunNotes(second, {QStringLiteral("lr 0.02 (best so far)"), QStringLiteral("try a longer warm-up next")});
+        QByteArray slower = "step,wall_time,name,value\n";   // the first run learns more slowly: two curves to see
+        for (int step = 1; step <= 40; ++step) {
+            slower += QByteArray::number(step) + ",1796049634.5,loss," + QByteArray::number(3.0 / (step + 2), 'g', 17) + '\n';
+        }
+        writeFile(first + QStringLiteral("/scalars.csv"), slower);
 
         MainWindow window;
         window.setConfirmOnClose(false);
@@ -370,6 +375,7 @@ private Q_SLOTS:
         window.runsPanel()->openRunsInChart({first, second});
         QVERIFY(opened.wait(kListTimeoutMs));
         QCOMPARE(window.runsPanel()->chart()->pointCount(QStringLiteral("loss"), QStringLiteral("lr 0.02 (best so far)")), 60);
+        QCOMPARE(window.runsPanel()->chart()->pointCount(QStringLiteral("loss"), QStringLiteral("20261128-093000-mlp")), 40);
         QCOMPARE(window.scalarChart()->names(), QStringList());   // the live run's chart is untouched
         QTest::qWait(200);   // let the chart's queued replot land before the picture
         saveScreenshot(window, "runs-tab.png");
