@@ -2,7 +2,8 @@
 // their numbers, sorting by number, the filter, a damaged run's tooltip, rename and notes written to
 // notes.json and seen by `ringmaster-runs list --json`, delete after a confirmation that refuses the running
 // run, open and compare into the tab's chart, a thousand runs listed off the GUI thread, and the tab wired
-// into the main window. With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
+// into the main window, where a started run appears and updates when it ends (a stub trainer). With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -24,7 +25,9 @@
 
 #include <memory>
 
+#include "job_spec.h"
 #include "main_window.h"
+#include "run_supervisor.h"
 #include "run_fixture.h"
 #include "run_notes.h"
 #include "runs_model.h"
@@ -96,6 +99,21 @@ void makeSmallRun(const QString& root, const QString& name, int steps)
     writeFile(dir + QStringLiteral("/job.json"), R"({"launch": {"device": "cpu", "nproc": 1}, "trainer": {"model": "mlp"}, "version": 1})");
     writeFile(dir + QStringLiteral("/summary.json"), QByteArray(R"({"status": "completed", "steps": )") + QByteArray::number(steps) + "}");
     writeFile(dir + QStringLiteral("/metrics.csv"), "step,epoch,loss,lr,samples_per_sec,wall_time\n1,0,0.5,0.01,100,0.1\n");
+}
+
+// A stand-in for ringmaster-trainer: --validate-only passes; a rank sleeps until it is stopped.
+QString writeSleepingTrainer(const QString& dir)
+{
+    const QString path = dir + QStringLiteral("/sleeping-trainer.sh");
+    writeFile(path, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexec sleep 120\n");
+    QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::ExeOwner);
+    return path;
+}
+
+QString statusOf(const RunsPanel& panel, const QString& runDir)
+{
+    const int row = panel.model()->rowOf(runDir);
+    return row < 0 ? QString() : panel.model()->index(row, RunsModel::Status).data().toString();
 }
 
 void saveScreenshot(QWidget& widget, const char* name)
@@ -379,6 +397,44 @@ private Q_SLOTS:
         QCOMPARE(window.scalarChart()->names(), QStringList());   // the live run's chart is untouched
         QTest::qWait(200);   // let the chart's queued replot land before the picture
         saveScreenshot(window, "runs-tab.png");
+    }
+
+    // The main window tells the tab when a run starts (it appears, "running") and when it ends (it updates).
+    void aStartedRunAppearsAndUpdatesWhenItEnds()
+    {
+        QTemporaryDir root;
+        qputenv("RINGMASTER_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");   // CPU ranks, whatever the machine
+        qputenv("RINGMASTER_TRAINER", QFile::encodeName(writeSleepingTrainer(root.path())));
+        supervisor::JobSpec job = supervisor::defaultJob(0);
+        job.device = QStringLiteral("cpu");
+        job.nproc = 1;
+        job.outputRoot = root.path() + QStringLiteral("/runs");
+        QVERIFY(QDir().mkpath(job.outputRoot));
+        makeTrainerRun(job.outputRoot, QStringLiteral("20261128-093000-mlp"));
+
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.loadJob(job);
+        window.show();
+        QVERIFY(QTest::qWaitFor([&] { return window.startAction()->isEnabled(); }, kListTimeoutMs));
+        RunsPanel* panel = window.runsPanel();
+        QVERIFY(refreshAndWait(*panel));
+        QCOMPARE(panel->model()->rowCount(), 1);   // the form's output root is listed
+
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return !window.supervisor()->ranks().isEmpty() && window.supervisor()->ranks().at(0).pid > 0; },
+                                kListTimeoutMs));   // the stub never says hello: the run stays "starting"
+        const QString runDir = QDir::cleanPath(QDir(window.supervisor()->runDir()).absolutePath());
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, runDir) == QStringLiteral("running"); }, kListTimeoutMs));
+        QCOMPARE(panel->model()->rowCount(), 2);
+
+        window.supervisor()->kill();
+        QVERIFY(QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, kListTimeoutMs));
+        QVERIFY(QTest::qWaitFor([&] { return !panel->isRefreshing() && statusOf(*panel, runDir) != QStringLiteral("running"); }, kListTimeoutMs));
+        const QJsonObject summary = QJsonDocument::fromJson(readFile(runDir + QStringLiteral("/summary.json"))).object();
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, runDir) == summary.value(QStringLiteral("status")).toString(); }, kListTimeoutMs));
+        QVERIFY(!statusOf(*panel, runDir).isEmpty());
+        qunsetenv("RINGMASTER_TRAINER");
     }
 };
 
