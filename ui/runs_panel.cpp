@@ -14,13 +14,16 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include <algorithm>
 
+#include "log_panel.h"
 #include "run_files.h"
 #include "run_listing.h"
 #include "runs_model.h"
@@ -32,6 +35,29 @@ namespace {
 constexpr int kSummaryWidth = 320;
 constexpr int kTableShare = 2;    // the table over the chart, by height
 constexpr int kChartShare = 3;
+
+constexpr qint64 kLogTailBytes = 4 * 1024 * 1024;   // of each log file; the view keeps its last lines anyway
+
+// The last lines of each log of the run (logs/rank-N.log by rank, logs/launcher.log as -1).
+std::map<int, QStringList> readLogTails(const QString& runDir)
+{
+    static const QRegularExpression rankLog(QStringLiteral("^rank-(\\d+)\\.log$"));
+    std::map<int, QStringList> logs;
+    const QDir folder(QDir(runDir).filePath(QString::fromLatin1(runs::kLogsFolder)));
+    for (const QString& name : folder.entryList({QStringLiteral("*.log")}, QDir::Files, QDir::Name)) {
+        const auto match = rankLog.match(name);
+        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QLatin1String("launcher.log") ? -1 : -2;
+        if (rank < -1) continue;
+        QFile file(folder.filePath(name));
+        if (!file.open(QIODevice::ReadOnly)) continue;
+        if (file.size() > kLogTailBytes) file.seek(file.size() - kLogTailBytes);
+        QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+        if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
+        if (lines.size() > static_cast<qsizetype>(LogPanel::kLinesInMemory)) lines = lines.mid(lines.size() - static_cast<qsizetype>(LogPanel::kLinesInMemory));
+        logs[rank] = lines;
+    }
+    return logs;
+}
 
 QString cleanAbsolute(const QString& path) { return QDir::cleanPath(QDir(path).absolutePath()); }
 
@@ -61,6 +87,8 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_status(new QLabel(this))
     , m_summary(new QLabel(this))
     , m_chart(new ScalarChart(this))
+    , m_logs(new LogPanel(this))
+    , m_detailTabs(new QTabWidget(this))
     , m_open(new QPushButton(tr("Open"), this))
     , m_compare(new QPushButton(tr("Compare"), this))
     , m_rename(new QPushButton(tr("Rename…"), this))
@@ -129,7 +157,10 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_summary->setText(tr("<i>Open a run (double-click) to see its summary and scalars here.</i>"));
     auto* details = new QSplitter(Qt::Horizontal, this);
     details->addWidget(m_summary);
-    details->addWidget(m_chart);
+    m_detailTabs->addTab(m_chart, tr("Scalars"));
+    m_detailTabs->addTab(m_logs, tr("Logs"));
+    m_detailTabs->setTabToolTip(1, tr("The logs of the run opened (of the first run, when comparing)"));
+    details->addWidget(m_detailTabs);
     details->setStretchFactor(1, 1);
 
     auto* split = new QSplitter(Qt::Vertical, this);
@@ -358,7 +389,8 @@ void RunsPanel::openRunsInChart(const QStringList& runDirs)
     m_opening.setFuture(QtConcurrent::run([jobs] {
         QList<OpenedRun> opened;
         for (const auto& [path, label] : jobs) {
-            OpenedRun run{label, {}};
+            OpenedRun run{label, {}, {}};
+            if (opened.isEmpty()) run.logLines = readLogTails(path);
             try {
                 run.table = runs::readRunScalars(path);
             } catch (const runs::RunsError& e) {
@@ -381,6 +413,15 @@ void RunsPanel::onOpened()
         }
     }
     m_chart->flush();
+    int ranks = 0;
+    const std::map<int, QStringList> noLogs;
+    const auto& logs = opened.isEmpty() ? noLogs : opened.first().logLines;
+    for (const auto& entry : logs) ranks = std::max(ranks, entry.first + 1);
+    m_logs->reset(ranks);
+    for (const auto& [rank, lines] : logs) {
+        for (const QString& line : lines) m_logs->append(rank, line);
+    }
+    m_logs->flush();
     for (int i = 0; i < m_openingPaths.size(); ++i) {
         runs::RunRecord record;
         if (const runs::RunRecord* listed = recordOf(m_openingPaths[i])) record = *listed;

@@ -7,13 +7,15 @@
 // Rename and notes are kept in the run directory (core/runs run_notes.h). Delete asks first and refuses
 // the run that is running now. Open (double-click) and Compare (several rows) read the runs' scalars
 // (core/runs scalar_table.h), also off the GUI thread, into this tab's own ScalarChart, one overlaid run
-// per label, and show the run's summary: the live run keeps the "All scalars" chart to itself.
+// per label, and show the run's summary, and the first run's logs in the tab's own log view: the live run
+// keeps the "All scalars" chart and the Logs tab to itself.
 
 #include <QFutureWatcher>
 #include <QStringList>
 #include <QWidget>
 
 #include <functional>
+#include <map>
 
 #include "run_notes.h"
 #include "run_record.h"
@@ -22,11 +24,13 @@
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QTabWidget;
 class QTableView;
 
 namespace ringmaster::ui {
 
 class RunsFilterProxy;
+class LogPanel;
 class RunsModel;
 class ScalarChart;
 
@@ -53,6 +57,7 @@ public:
     QTableView* table() const { return m_table; }
     QLineEdit* filterEdit() const { return m_filter; }
     ScalarChart* chart() const { return m_chart; }
+    LogPanel* logs() const { return m_logs; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* statusLabel() const { return m_status; }
     bool isRefreshing() const { return m_listing.isRunning(); }
@@ -89,6 +94,7 @@ private:
     {
         QString label;
         runs::ScalarTable table;
+        std::map<int, QStringList> logLines;   // by rank, -1 the launcher (the first run only)
     };
     struct Listing
     {
@@ -112,6 +118,8 @@ private:
     QLabel* m_status;
     QLabel* m_summary;
     ScalarChart* m_chart;
+    LogPanel* m_logs;
+    QTabWidget* m_detailTabs;
     QPushButton* m_open;
     QPushButton* m_compare;
     QPushButton* m_rename;

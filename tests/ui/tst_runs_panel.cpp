@@ -1,8 +1,9 @@
 // The Runs tab (RunsPanel, RunsModel) on run directories made by hand (tests/runs/run_fixture.h): rows and
 // their numbers, sorting by number, the filter, a damaged run's tooltip, rename and notes written to
 // notes.json and seen by `ringmaster-runs list --json`, delete after a confirmation that refuses the running
-// run, open and compare into the tab's chart, a thousand runs listed off the GUI thread, and the tab wired
-// into the main window, where a started run appears and updates when it ends (a stub trainer). With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
+// run, open and compare into the tab's chart (and the logs into its log view), a thousand runs listed off
+// the GUI thread, and the tab wired into the main window, where a started run appears and updates when it
+// ends (a stub trainer). With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -26,6 +27,7 @@
 #include <memory>
 
 #include "job_spec.h"
+#include "log_panel.h"
 #include "main_window.h"
 #include "run_supervisor.h"
 #include "run_fixture.h"
@@ -323,6 +325,10 @@ private Q_SLOTS:
         QVERIFY(panel.chart()->isTicked(QStringLiteral("loss")));
         QCOMPARE(panel.chart()->drawnPointCount(QStringLiteral("loss"), label), 12);
         QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("3725.4")));   // summary.json's seconds
+        // Its logs, in the tab's own log view: each rank's and the launcher's (-1).
+        QCOMPARE(panel.logs()->lines(0), QStringList{QStringLiteral("[2026-11-30 14:05:44.101] [info] rank 0 of 2 joined")});
+        QCOMPARE(panel.logs()->lines(1), QStringList{QStringLiteral("[2026-11-30 14:05:44.102] [info] rank 1 of 2 joined")});
+        QCOMPARE(panel.logs()->lines(-1), QStringList{QStringLiteral("launching 2 ranks")});
 
         // Compare: the selected runs overlaid, under their labels (the title where there is one).
         panel.selectRuns({twenty, script});
@@ -340,6 +346,14 @@ private Q_SLOTS:
         QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), label), 0);   // the earlier run is gone
         QCOMPARE(panel.chart()->drawnPointCount(QStringLiteral("loss"), QStringLiteral("long one")), 20);
         QCOMPARE(panel.openRuns().size(), 2);
+        // The logs are the first compared run's (newest first: "long one"), not the script's.
+        QCOMPARE(panel.openRuns().first(), QDir::cleanPath(twenty));
+        QCOMPARE(panel.logs()->lines(1).size(), 1);
+        writeFile(script + QStringLiteral("/logs/rank-0.log"), "hello again\n");
+        panel.openRunsInChart({script});
+        QVERIFY(opened.wait(kListTimeoutMs));
+        QCOMPARE(panel.logs()->lines(0), QStringList{QStringLiteral("hello again")});
+        QCOMPARE(panel.logs()->lines(1), QStringList());   // a one-rank run: no rank 1 left from before
     }
 
     void aThousandRunsAreListedOffTheGuiThread()
