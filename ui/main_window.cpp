@@ -25,6 +25,7 @@
 #include "loss_chart.h"
 #include "rank_table.h"
 #include "run_supervisor.h"
+#include "runs_panel.h"
 #include "scalar_chart.h"
 
 namespace ringmaster::ui {
@@ -59,6 +60,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_scalarChart(new ScalarChart(this))
     , m_rankTable(new RankTable(this))
     , m_logPanel(new LogPanel(this))
+    , m_runsPanel(new RunsPanel(this))
     , m_tabs(new QTabWidget(this))
     , m_stateLabel(new QLabel(this))
     , m_speedLabel(new QLabel(this))
@@ -107,6 +109,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_tabs->setTabToolTip(1, tr("Every scalar the run reports (a script's printed or logged values too), grouped by prefix"));
     m_tabs->addTab(m_rankTable, tr("Ranks"));
     m_tabs->addTab(m_logPanel, tr("Logs"));
+    m_tabs->addTab(m_runsPanel, tr("Runs"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_runsPanel), tr("Every run under the output folder: sort, filter, rename, annotate, delete, open and compare"));
     auto* right = new QWidget(this);
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->addLayout(header);
@@ -141,6 +145,7 @@ MainWindow::MainWindow(QWidget* parent)
         return pids;
     });
     m_jobForm->setWorldSize(m_gpuPanel->worldSize());
+    m_runsPanel->setOutputRootProvider([this] { return currentJob().outputRoot; });
 
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
@@ -276,6 +281,7 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
     m_rankRefresh.start();
     m_rankTable->update(m_supervisor->ranks());
     setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
+    m_runsPanel->setActiveRun(m_supervisor->runDir());   // the new run appears in the Runs tab
 }
 
 void MainWindow::onStateChanged(supervisor::RunState state)
@@ -295,6 +301,7 @@ void MainWindow::onFinished(supervisor::RunState state)
     m_logPanel->flush();
     m_rankRefresh.stop();
     m_rankTable->update(m_supervisor->ranks());
+    m_runsPanel->setActiveRun(QString());   // the run's row updates to how it ended
     if (state == supervisor::RunState::Failed) {
         const auto cause = m_supervisor->rootCause();
         QString html = tr("<b>Run failed:</b> %1").arg(cause.summary().toHtmlEscaped());

@@ -1,6 +1,6 @@
 #pragma once
 // Ringmaster's window: GPUs and the job form on the left; the run's state, progress, chart, ranks
-// and logs on the right. All supervision is RunSupervisor's (core/supervisor); this only shows it.
+// and logs on the right, and the Runs tab (RunsPanel: past runs, opened and compared in its own chart). All supervision is RunSupervisor's (core/supervisor); this only shows it.
 // Start runs the pre-flight (which waits for ringmaster-trainer --validate-only) on a worker thread,
 // so the window stays live while it is "checking"; Stop cancels a start that is still checking.
 
@@ -31,6 +31,7 @@ class JobForm;
 class LogPanel;
 class LossChart;
 class RankTable;
+class RunsPanel;
 class ScalarChart;
 
 class MainWindow : public QMainWindow
@@ -64,6 +65,7 @@ public:
     ScalarChart* scalarChart() const { return m_scalarChart; }
     RankTable* rankTable() const { return m_rankTable; }
     LogPanel* logPanel() const { return m_logPanel; }
+    RunsPanel* runsPanel() const { return m_runsPanel; }
     QAction* startAction() const { return m_start; }
     QAction* stopAction() const { return m_stop; }
     QAction* killAction() const { return m_kill; }
@@ -93,6 +95,7 @@ private:
     ScalarChart* m_scalarChart;
     RankTable* m_rankTable;
     LogPanel* m_logPanel;
+    RunsPanel* m_runsPanel;
     QTabWidget* m_tabs;
     QLabel* m_stateLabel;
     QLabel* m_speedLabel;

@@ -15,6 +15,7 @@
 
 #include "environment_info.h"
 #include "run_files.h"
+#include "run_notes.h"
 
 namespace ringmaster::runs {
 namespace {
@@ -134,7 +135,7 @@ BundleResult writeRunBundle(const QString& runDirPath, const QString& out, const
     const QString top = QFileInfo(QDir::cleanPath(runDirPath)).fileName();
 
     QStringList members;
-    for (const char* name : {kJobFile, kSummaryFile, kMetricsFile, kEvalFile, kScalarsFile, kClassesFile, kCommandsFile}) {
+    for (const char* name : {kJobFile, kSummaryFile, kMetricsFile, kEvalFile, kScalarsFile, kClassesFile, kCommandsFile, kNotesFile}) {
         if (QFileInfo(runDir.filePath(QString::fromLatin1(name))).isFile()) members << QString::fromLatin1(name);
     }
     members << filesUnder(runDir, kLogsFolder);

@@ -3,12 +3,14 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "run_notes.h"
+
 namespace ringmaster::runs {
 
 QStringList recordSourceFiles()
 {
     return {QString::fromLatin1(kJobFile), QString::fromLatin1(kSummaryFile), QString::fromLatin1(kMetricsFile),
-            QString::fromLatin1(kEvalFile), QString::fromLatin1(kScalarsFile)};
+            QString::fromLatin1(kEvalFile), QString::fromLatin1(kScalarsFile), QString::fromLatin1(kNotesFile)};
 }
 
 bool isRunDirectory(const QString& dir)

@@ -21,7 +21,8 @@ inline constexpr const char* kModelFile = "model.pt";
 inline constexpr const char* kLogsFolder = "logs";
 inline constexpr const char* kCheckpointsFolder = "checkpoints";
 
-// The files a run's listed fields are read from; the index is stale when any of them changed.
+// The files a run's listed fields are read from (notes.json too: run_notes.h); the index is stale when any
+// of them changed.
 QStringList recordSourceFiles();
 
 class RunsError : public std::runtime_error

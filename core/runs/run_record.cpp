@@ -13,6 +13,7 @@
 
 #include "csv_table.h"
 #include "run_files.h"
+#include "run_notes.h"
 #include "wire.h"
 
 namespace ringmaster::runs {
@@ -231,6 +232,8 @@ QJsonObject RunRecord::toJson() const
         {QStringLiteral("final_loss"), jsonOf(finalLoss)},
         {QStringLiteral("best_val_accuracy"), jsonOf(bestValAccuracy)},
         {QStringLiteral("duration_seconds"), jsonOf(durationSeconds)},
+        {QStringLiteral("title"), title.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(title)},
+        {QStringLiteral("notes"), notes.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(notes)},
         {QStringLiteral("problems"), problemArray},
     };
 }
@@ -251,6 +254,8 @@ RunRecord RunRecord::fromJson(const QJsonObject& o)
     record.finalLoss = finiteNumber(o.value(QStringLiteral("final_loss")));
     record.bestValAccuracy = finiteNumber(o.value(QStringLiteral("best_val_accuracy")));
     record.durationSeconds = finiteNumber(o.value(QStringLiteral("duration_seconds")));
+    record.title = o.value(QStringLiteral("title")).toString();
+    record.notes = o.value(QStringLiteral("notes")).toString();
     for (const auto& problem : o.value(QStringLiteral("problems")).toArray()) record.problems << problem.toString();
     return record;
 }
@@ -284,6 +289,10 @@ RunRecord readRunRecord(const QString& dirPath)
     const CsvTable scalars = readCsvTable(dir.filePath(QString::fromLatin1(kScalarsFile)), QString::fromLatin1(kScalarsFile));
     record.problems << scalars.problems;
     readScalars(scalars, &record);
+
+    const RunNotes notes = readRunNotes(dirPath, &record.problems);
+    record.title = notes.title;
+    record.notes = notes.notes;
     return record;
 }
 

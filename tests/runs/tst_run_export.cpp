@@ -168,15 +168,16 @@ private Q_SLOTS:
         writeFile(dir + QStringLiteral("/commands.json"),
                   R"({"ranks":[{"rank":0,"program":"/usr/bin/ringmaster-trainer","arguments":["--model","mlp"]},)"
                   R"({"rank":1,"program":"/usr/bin/ringmaster-trainer","arguments":["--model","mlp"]}]})");
+        writeFile(dir + QStringLiteral("/notes.json"), R"({"title": "baseline", "notes": "notes travel with the run"})");
         const QString archive = root.filePath(QStringLiteral("bundle.tar.gz"));
         const BundleResult result = writeRunBundle(dir, archive, {});
-        QCOMPARE(result.files, 11);   // 7 files, 3 logs, environment.json
+        QCOMPARE(result.files, 12);   // 8 files, 3 logs, environment.json
 
         QTemporaryDir into;
         QCOMPARE(extract(archive, into.path()), QString());
         const QString top = into.filePath(QStringLiteral("20261130-140544-mlp"));
         for (const char* name : {"job.json", "summary.json", "metrics.csv", "eval.csv", "scalars.csv", "classes.json",
-                                 "commands.json", "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log"}) {
+                                 "commands.json", "notes.json", "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log"}) {
             const QString member = QString::fromLatin1(name);
             QVERIFY2(readFile(top + QLatin1Char('/') + member) == readFile(dir + QLatin1Char('/') + member), name);
         }

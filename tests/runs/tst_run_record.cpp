@@ -1,6 +1,7 @@
 // The runs library's reading side: the fields of a built-in trainer run and of a script run, damaged runs
 // read with what is readable and their problems named, folders that are not runs refused, the per-run
-// index used while fresh and rebuilt when a source file changes, and listing under several roots.
+// index used while fresh and rebuilt when a source file changes, listing under several roots, and the
+// user's title and notes (notes.json).
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -12,6 +13,7 @@
 #include "run_fixture.h"
 #include "run_index.h"
 #include "run_listing.h"
+#include "run_notes.h"
 #include "run_record.h"
 
 using namespace ringmaster::runs;
@@ -192,6 +194,37 @@ private Q_SLOTS:
         QCOMPARE(runs[0].path, QDir(b.path()).absoluteFilePath(QStringLiteral("20261129-101500-train")));
         QCOMPARE(runs[1].name, QStringLiteral("20261130-140544-mlp"));
         QVERIFY_THROWS_EXCEPTION(RunsError, listRuns({a.path(), a.path() + QStringLiteral("/absent")}));
+    }
+
+    void notesAreReadAndMakeTheIndexStale()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        IndexUse use = IndexUse::Fresh;
+        QVERIFY(loadRunRecord(dir, &use).title.isEmpty());
+        QCOMPARE(use, IndexUse::Rebuilt);
+
+        writeRunNotes(dir, {QStringLiteral("  baseline lr 0.01 "), QStringLiteral("first try\nlooks fine")});
+        const QJsonObject stored = QJsonDocument::fromJson(readFile(dir + QStringLiteral("/notes.json"))).object();
+        QCOMPARE(stored.value(QStringLiteral("title")).toString(), QStringLiteral("baseline lr 0.01"));
+        QCOMPARE(stored.value(QStringLiteral("notes")).toString(), QStringLiteral("first try\nlooks fine"));
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/notes.json.tmp")));
+
+        // A new notes.json makes the index stale; the record (and list --json) carries title and notes.
+        RunRecord run = loadRunRecord(dir, &use);
+        QCOMPARE(use, IndexUse::Rebuilt);
+        QCOMPARE(run.title, QStringLiteral("baseline lr 0.01"));
+        QCOMPARE(run.notes, QStringLiteral("first try\nlooks fine"));
+        QCOMPARE(run.toJson().value(QStringLiteral("title")).toString(), QStringLiteral("baseline lr 0.01"));
+        QCOMPARE(loadRunRecord(dir, &use).title, QStringLiteral("baseline lr 0.01"));
+        QCOMPARE(use, IndexUse::Fresh);
+
+        // An invalid notes.json is a problem of the run, not a failure.
+        writeFile(dir + QStringLiteral("/notes.json"), "{not json");
+        run = loadRunRecord(dir, &use);
+        QVERIFY(run.title.isEmpty());
+        QVERIFY2(run.problems.join(QLatin1Char('|')).contains(QStringLiteral("notes.json is not valid JSON")), qPrintable(run.problems.join(QLatin1Char('|'))));
+        QVERIFY_THROWS_EXCEPTION(RunsError, writeRunNotes(root.path() + QStringLiteral("/absent"), {QStringLiteral("x"), QString()}));
     }
 };
 

@@ -1,0 +1,456 @@
+// The Runs tab (RunsPanel, RunsModel) on run directories made by hand (tests/runs/run_fixture.h): rows and
+// their numbers, sorting by number, the filter, a damaged run's tooltip, rename and notes written to
+// notes.json and seen by `ringmaster-runs list --json`, delete after a confirmation that refuses the running
+// run, open and compare into the tab's chart (and the logs into its log view), a thousand runs listed off
+// the GUI thread, and the tab wired into the main window, where a started run appears and updates when it
+// ends (a stub trainer). With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <memory>
+
+#include "job_spec.h"
+#include "log_panel.h"
+#include "main_window.h"
+#include "run_supervisor.h"
+#include "run_fixture.h"
+#include "run_notes.h"
+#include "runs_model.h"
+#include "runs_panel.h"
+#include "scalar_chart.h"
+
+using namespace ringmaster;
+using namespace ringmaster::ui;
+using runs::test::makeScriptRun;
+using runs::test::makeTrainerRun;
+using runs::test::readFile;
+using runs::test::writeFile;
+
+namespace {
+
+constexpr int kListTimeoutMs = 60000;
+constexpr int kManyRuns = 1000;
+constexpr int kBoxPollMs = 20;
+constexpr int kBoxTimeoutMs = 10000;
+
+bool refreshAndWait(RunsPanel& panel)
+{
+    QSignalSpy spy(&panel, &RunsPanel::refreshed);
+    panel.refresh();
+    return spy.wait(kListTimeoutMs) || !spy.isEmpty();
+}
+
+// The proxy's (shown) column, top to bottom.
+QStringList shownColumn(const RunsPanel& panel, int column, int role = Qt::DisplayRole)
+{
+    QStringList values;
+    for (int row = 0; row < panel.proxy()->rowCount(); ++row) values << panel.proxy()->index(row, column).data(role).toString();
+    return values;
+}
+
+int sourceRowNamed(const RunsPanel& panel, const QString& name)
+{
+    for (int row = 0; row < panel.model()->rowCount(); ++row) {
+        if (panel.model()->runs()[row].name == name) return row;
+    }
+    return -1;
+}
+
+// Answers the next modal QMessageBox with BUTTON; *seen tells whether one came.
+std::shared_ptr<bool> answerNextMessageBox(QMessageBox::StandardButton button)
+{
+    auto seen = std::make_shared<bool>(false);
+    auto* timer = new QTimer;
+    auto elapsed = std::make_shared<QElapsedTimer>();
+    elapsed->start();
+    QObject::connect(timer, &QTimer::timeout, [timer, seen, elapsed, button] {
+        if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+            *seen = true;
+            box->button(button)->click();
+        } else if (elapsed->elapsed() < kBoxTimeoutMs) {
+            return;
+        }
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(kBoxPollMs);
+    return seen;
+}
+
+// A small run (job, summary, metrics): what a thousand-run listing needs, without the checkpoints.
+void makeSmallRun(const QString& root, const QString& name, int steps)
+{
+    const QString dir = root + QLatin1Char('/') + name;
+    writeFile(dir + QStringLiteral("/job.json"), R"({"launch": {"device": "cpu", "nproc": 1}, "trainer": {"model": "mlp"}, "version": 1})");
+    writeFile(dir + QStringLiteral("/summary.json"), QByteArray(R"({"status": "completed", "steps": )") + QByteArray::number(steps) + "}");
+    writeFile(dir + QStringLiteral("/metrics.csv"), "step,epoch,loss,lr,samples_per_sec,wall_time\n1,0,0.5,0.01,100,0.1\n");
+}
+
+// A stand-in for ringmaster-trainer: --validate-only passes; a rank sleeps until it is stopped.
+QString writeSleepingTrainer(const QString& dir)
+{
+    const QString path = dir + QStringLiteral("/sleeping-trainer.sh");
+    writeFile(path, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexec sleep 120\n");
+    QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::ExeOwner);
+    return path;
+}
+
+QString statusOf(const RunsPanel& panel, const QString& runDir)
+{
+    const int row = panel.model()->rowOf(runDir);
+    return row < 0 ? QString() : panel.model()->index(row, RunsModel::Status).data().toString();
+}
+
+void saveScreenshot(QWidget& widget, const char* name)
+{
+    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) widget.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
+}
+
+} // namespace
+
+class TestRunsPanel : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void listsRunsWithTheirFieldsAndSortsNumbersAsNumbers()
+    {
+        QTemporaryDir root;
+        makeTrainerRun(root.path(), QStringLiteral("20261130-100000-nine"), 9);
+        makeTrainerRun(root.path(), QStringLiteral("20261130-110000-hundred"), 100);
+        makeTrainerRun(root.path(), QStringLiteral("20261130-120000-ten"), 10);
+        makeScriptRun(root.path(), QStringLiteral("20261129-090000-train"));
+        writeFile(root.path() + QStringLiteral("/not-a-run/readme.txt"), "hello");
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QCOMPARE(panel.model()->rowCount(), 4);
+
+        const runs::RunRecord& ten = panel.model()->runs()[sourceRowNamed(panel, QStringLiteral("20261130-120000-ten"))];
+        const int tenRow = sourceRowNamed(panel, QStringLiteral("20261130-120000-ten"));
+        auto cell = [&](int column) { return panel.model()->index(tenRow, column).data().toString(); };
+        QCOMPARE(cell(RunsModel::Name), QStringLiteral("20261130-120000-ten"));
+        QCOMPARE(cell(RunsModel::Started), QStringLiteral("2026-11-30 12:00:00"));
+        QCOMPARE(cell(RunsModel::Status), QStringLiteral("completed"));
+        QCOMPARE(cell(RunsModel::Kind), QStringLiteral("trainer"));
+        QCOMPARE(cell(RunsModel::Model), QStringLiteral("mlp"));
+        QCOMPARE(cell(RunsModel::World), QStringLiteral("2"));
+        QCOMPARE(cell(RunsModel::Steps), QStringLiteral("10"));
+        QCOMPARE(cell(RunsModel::FinalLoss), QStringLiteral("0.1"));
+        QCOMPARE(cell(RunsModel::BestValAcc), QStringLiteral("0.9000"));
+        QCOMPARE(cell(RunsModel::Duration), QStringLiteral("1:02:05"));
+        QCOMPARE(ten.path, QDir(root.path()).absoluteFilePath(QStringLiteral("20261130-120000-ten")));
+
+        // Newest first by default; steps sort 3 < 9 < 10 < 100 (as text, "100" would come before "9").
+        QCOMPARE(shownColumn(panel, RunsModel::Name).first(), QStringLiteral("20261130-120000-ten"));
+        panel.table()->sortByColumn(RunsModel::Steps, Qt::AscendingOrder);
+        QCOMPARE(shownColumn(panel, RunsModel::Steps), QString::fromLatin1("3 9 10 100").split(QLatin1Char(' ')));
+        panel.table()->sortByColumn(RunsModel::FinalLoss, Qt::AscendingOrder);
+        QCOMPARE(shownColumn(panel, RunsModel::Steps), QString::fromLatin1("100 10 9 3").split(QLatin1Char(' ')));   // 1/100 < 1/10 < 1/9 < 0.3333
+        panel.table()->sortByColumn(RunsModel::Started, Qt::AscendingOrder);
+        QCOMPARE(shownColumn(panel, RunsModel::Name).first(), QStringLiteral("20261129-090000-train"));
+    }
+
+    void filterMatchesNameModelStatusAndNotes()
+    {
+        QTemporaryDir root;
+        const QString a = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-mlp"));
+        makeTrainerRun(root.path(), QStringLiteral("20261130-110000-other"));
+        makeScriptRun(root.path(), QStringLiteral("20261129-090000-train"));
+        runs::writeRunNotes(a, {QString(), QStringLiteral("the LR sweep, second try")});
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QCOMPARE(panel.proxy()->rowCount(), 3);
+        panel.filterEdit()->setText(QStringLiteral("lr sweep"));   // notes, any case
+        QCOMPARE(shownColumn(panel, RunsModel::Name), QStringList{QStringLiteral("20261130-100000-mlp")});
+        panel.filterEdit()->setText(QStringLiteral("STOPPED"));    // status
+        QCOMPARE(shownColumn(panel, RunsModel::Name), QStringList{QStringLiteral("20261129-090000-train")});
+        panel.filterEdit()->setText(QStringLiteral("train"));      // the script's name (its model) and its folder
+        QCOMPARE(shownColumn(panel, RunsModel::Name), QStringList{QStringLiteral("20261129-090000-train")});
+        panel.filterEdit()->setText(QStringLiteral("mlp"));        // model
+        QCOMPARE(panel.proxy()->rowCount(), 2);
+        panel.filterEdit()->setText(QStringLiteral("other"));      // name
+        QCOMPARE(shownColumn(panel, RunsModel::Name), QStringList{QStringLiteral("20261130-110000-other")});
+        panel.filterEdit()->clear();
+        QCOMPARE(panel.proxy()->rowCount(), 3);
+    }
+
+    void damagedRunIsMarkedWithItsProblems()
+    {
+        QTemporaryDir root;
+        const QString damaged = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-damaged"));
+        makeTrainerRun(root.path(), QStringLiteral("20261130-110000-fine"));
+        QVERIFY(QFile::remove(damaged + QStringLiteral("/summary.json")));
+        QFile metrics(damaged + QStringLiteral("/metrics.csv"));
+        QVERIFY(metrics.open(QIODevice::Append));
+        metrics.write("13,0,0.07");   // a row cut short by a crash
+        metrics.close();
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        const QModelIndex bad = panel.model()->index(sourceRowNamed(panel, QStringLiteral("20261130-100000-damaged")), RunsModel::Steps);
+        const QModelIndex good = panel.model()->index(sourceRowNamed(panel, QStringLiteral("20261130-110000-fine")), RunsModel::Steps);
+        const QString tip = bad.data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("Problems:")) && tip.contains(QStringLiteral("summary.json missing")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("metrics.csv")), qPrintable(tip));
+        QVERIFY(bad.data(Qt::BackgroundRole).isValid());
+        QCOMPARE(bad.data().toString(), QStringLiteral("12"));   // what is readable is still shown
+        QVERIFY(!good.data(Qt::ToolTipRole).toString().contains(QStringLiteral("Problems:")));
+        QVERIFY(!good.data(Qt::BackgroundRole).isValid());
+    }
+
+    void renameWritesNotesFileSeenAfterReloadAndByTheCli()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-mlp"));
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QSignalSpy spy(&panel, &RunsPanel::refreshed);
+        QVERIFY(panel.saveNotes(dir, {QStringLiteral("baseline"), QStringLiteral("lr 0.01, 12 steps")}));
+        QVERIFY(spy.wait(kListTimeoutMs));
+        const QJsonObject stored = QJsonDocument::fromJson(readFile(dir + QStringLiteral("/notes.json"))).object();
+        QCOMPARE(stored.value(QStringLiteral("title")).toString(), QStringLiteral("baseline"));
+        QCOMPARE(stored.value(QStringLiteral("notes")).toString(), QStringLiteral("lr 0.01, 12 steps"));
+        QCOMPARE(panel.model()->index(0, RunsModel::Name).data().toString(), QStringLiteral("baseline"));
+        QVERIFY(QDir(dir).exists());   // the folder keeps its name
+
+        // A new panel (the app started again) reads it back from the run directory.
+        RunsPanel again;
+        again.addRoot(root.path());
+        QVERIFY(refreshAndWait(again));
+        QCOMPARE(again.model()->runs().first().title, QStringLiteral("baseline"));
+        QCOMPARE(again.model()->runs().first().notes, QStringLiteral("lr 0.01, 12 steps"));
+
+        const QString cli = qEnvironmentVariable("RINGMASTER_RUNS");
+        if (cli.isEmpty()) QSKIP("RINGMASTER_RUNS not set (run through ctest)");
+        QProcess list;
+        list.start(cli, {QStringLiteral("list"), QStringLiteral("--root"), root.path(), QStringLiteral("--json")});
+        QVERIFY(list.waitForFinished(kListTimeoutMs));
+        QCOMPARE(list.exitCode(), 0);
+        const QJsonArray listed = QJsonDocument::fromJson(list.readAllStandardOutput()).array();
+        QCOMPARE(listed.size(), 1);
+        QCOMPARE(listed[0].toObject().value(QStringLiteral("title")).toString(), QStringLiteral("baseline"));
+        QCOMPARE(listed[0].toObject().value(QStringLiteral("notes")).toString(), QStringLiteral("lr 0.01, 12 steps"));
+    }
+
+    void deleteAsksFirstRemovesExactlyThatRunAndRefusesTheRunningOne()
+    {
+        QTemporaryDir root;
+        const QString keep = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-keep"));
+        const QString gone = makeTrainerRun(root.path(), QStringLiteral("20261130-110000-gone"));
+        const QString running = makeTrainerRun(root.path(), QStringLiteral("20261130-120000-running"));
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QCOMPARE(panel.model()->rowCount(), 3);
+
+        auto seen = answerNextMessageBox(QMessageBox::Cancel);
+        QVERIFY(!panel.deleteRun(gone));
+        QVERIFY(*seen);
+        QVERIFY(QDir(gone).exists());
+
+        seen = answerNextMessageBox(QMessageBox::Yes);
+        QSignalSpy spy(&panel, &RunsPanel::refreshed);
+        QVERIFY(panel.deleteRun(gone));
+        QVERIFY(*seen);
+        QVERIFY(!QDir(gone).exists());
+        QVERIFY(QFile::exists(keep + QStringLiteral("/metrics.csv")));
+        QVERIFY(QFile::exists(running + QStringLiteral("/metrics.csv")));
+        QVERIFY(spy.wait(kListTimeoutMs));
+        QCOMPARE(panel.model()->rowCount(), 2);
+
+        // The run being written now: refused without asking, shown as running, its Delete button disabled.
+        panel.setActiveRun(running);
+        QVERIFY(spy.wait(kListTimeoutMs));
+        const QModelIndex status = panel.model()->index(panel.model()->rowOf(running), RunsModel::Status);
+        QCOMPARE(status.data().toString(), QStringLiteral("running"));
+        seen = answerNextMessageBox(QMessageBox::Yes);
+        QVERIFY(!panel.deleteRun(running));
+        QVERIFY(!*seen);
+        QVERIFY(QFile::exists(running + QStringLiteral("/metrics.csv")));
+        QVERIFY2(panel.statusLabel()->text().contains(QStringLiteral("running now")), qPrintable(panel.statusLabel()->text()));
+        // Once it ended, it can go (here without a dialog).
+        panel.setActiveRun(QString());
+        QVERIFY(spy.wait(kListTimeoutMs));
+        panel.setConfirmDeletes(false);
+        QVERIFY(panel.deleteRun(running));
+        QVERIFY(!QDir(running).exists());
+        QVERIFY(QDir(keep).exists());
+        // Not a listed run: nothing is deleted.
+        const QString stranger = root.path() + QStringLiteral("/photos");
+        writeFile(stranger + QStringLiteral("/cat.jpg"), "meow");
+        QVERIFY(!panel.deleteRun(stranger));
+        QVERIFY(QFile::exists(stranger + QStringLiteral("/cat.jpg")));
+    }
+
+    void openAndCompareDrawTheRunsInTheChart()
+    {
+        QTemporaryDir root;
+        const QString twelve = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-twelve"), 12);
+        const QString twenty = makeTrainerRun(root.path(), QStringLiteral("20261130-110000-twenty"), 20, true);
+        const QString script = makeScriptRun(root.path(), QStringLiteral("20261129-090000-train"));
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QVERIFY(panel.saveNotes(twenty, {QStringLiteral("long one"), QString()}));
+        QVERIFY(refreshAndWait(panel));
+
+        QSignalSpy opened(&panel, &RunsPanel::runsOpened);
+        panel.openRunsInChart({twelve});
+        QVERIFY(opened.wait(kListTimeoutMs));
+        const QString label = QStringLiteral("20261130-100000-twelve");
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), label), 12);
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("val_accuracy"), label), 3);
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("lr"), label), 12);
+        QVERIFY(panel.chart()->isTicked(QStringLiteral("loss")));
+        QCOMPARE(panel.chart()->drawnPointCount(QStringLiteral("loss"), label), 12);
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("3725.4")));   // summary.json's seconds
+        // Its logs, in the tab's own log view: each rank's and the launcher's (-1).
+        QCOMPARE(panel.logs()->lines(0), QStringList{QStringLiteral("[2026-11-30 14:05:44.101] [info] rank 0 of 2 joined")});
+        QCOMPARE(panel.logs()->lines(1), QStringList{QStringLiteral("[2026-11-30 14:05:44.102] [info] rank 1 of 2 joined")});
+        QCOMPARE(panel.logs()->lines(-1), QStringList{QStringLiteral("launching 2 ranks")});
+
+        // Compare: the selected runs overlaid, under their labels (the title where there is one).
+        panel.selectRuns({twenty, script});
+        QCOMPARE(panel.selectedRuns().size(), 2);
+        QPushButton* compare = nullptr;
+        for (auto* button : panel.findChildren<QPushButton*>()) {
+            if (button->text() == QStringLiteral("Compare")) compare = button;
+        }
+        QVERIFY(compare && compare->isEnabled());
+        compare->click();
+        QVERIFY(opened.wait(kListTimeoutMs));
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), QStringLiteral("long one")), 20);
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("val_accuracy"), QStringLiteral("long one")), 5);
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), QStringLiteral("20261129-090000-train")), 3);
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), label), 0);   // the earlier run is gone
+        QCOMPARE(panel.chart()->drawnPointCount(QStringLiteral("loss"), QStringLiteral("long one")), 20);
+        QCOMPARE(panel.openRuns().size(), 2);
+        // The logs are the first compared run's (newest first: "long one"), not the script's.
+        QCOMPARE(panel.openRuns().first(), QDir::cleanPath(twenty));
+        QCOMPARE(panel.logs()->lines(1).size(), 1);
+        writeFile(script + QStringLiteral("/logs/rank-0.log"), "hello again\n");
+        panel.openRunsInChart({script});
+        QVERIFY(opened.wait(kListTimeoutMs));
+        QCOMPARE(panel.logs()->lines(0), QStringList{QStringLiteral("hello again")});
+        QCOMPARE(panel.logs()->lines(1), QStringList());   // a one-rank run: no rank 1 left from before
+    }
+
+    void aThousandRunsAreListedOffTheGuiThread()
+    {
+        QTemporaryDir root;
+        for (int i = 0; i < kManyRuns; ++i) makeSmallRun(root.path(), QStringLiteral("run-%1").arg(i, 4, 10, QLatin1Char('0')), i);
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QSignalSpy spy(&panel, &RunsPanel::refreshed);
+        QElapsedTimer clock;
+        clock.start();
+        panel.refresh();
+        const qint64 refreshReturnedMs = clock.elapsed();
+        QVERIFY(panel.isRefreshing());   // still reading, on a worker
+        panel.refresh();                  // asked again meanwhile: one more listing when it ends
+        QVERIFY2(refreshReturnedMs < 100, qPrintable(QString::number(refreshReturnedMs)));
+        QVERIFY(QTest::qWaitFor([&] { return spy.count() == 2; }, kListTimeoutMs));
+        QCOMPARE(panel.model()->rowCount(), kManyRuns);
+        panel.table()->sortByColumn(RunsModel::Steps, Qt::DescendingOrder);
+        QCOMPARE(shownColumn(panel, RunsModel::Steps).first(), QStringLiteral("999"));
+    }
+
+    void mainWindowHasTheRunsTab()
+    {
+        QTemporaryDir root;
+        const QString first = makeTrainerRun(root.path(), QStringLiteral("20261128-093000-mlp"), 40, true);
+        const QString second = makeTrainerRun(root.path(), QStringLiteral("20261129-141500-mlp"), 60, true);
+        makeScriptRun(root.path(), QStringLiteral("20261130-081200-train"));
+        const QString damaged = makeTrainerRun(root.path(), QStringLiteral("20261130-101500-mlp"), 25);
+        QVERIFY(QFile::remove(damaged + QStringLiteral("/summary.json")));
+        runs::writeRunNotes(second, {QStringLiteral("lr 0.02 (best so far)"), QStringLiteral("try a longer warm-up next")});
+        QByteArray slower = "step,wall_time,name,value\n";   // the first run learns more slowly: two curves to see
+        for (int step = 1; step <= 40; ++step) {
+            slower += QByteArray::number(step) + ",1796049634.5,loss," + QByteArray::number(3.0 / (step + 2), 'g', 17) + '\n';
+        }
+        writeFile(first + QStringLiteral("/scalars.csv"), slower);
+
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        QTabWidget* tabs = window.tabs();
+        const int index = tabs->indexOf(window.runsPanel());
+        QVERIFY(index >= 0);
+        QCOMPARE(tabs->tabText(index), QStringLiteral("Runs"));
+        window.runsPanel()->addRoot(root.path());
+        tabs->setCurrentIndex(index);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(QTest::qWaitFor([&] { return window.runsPanel()->model()->rowCount() == 4; }, kListTimeoutMs));
+        QSignalSpy opened(window.runsPanel(), &RunsPanel::runsOpened);
+        window.runsPanel()->selectRuns({first, second});
+        window.runsPanel()->openRunsInChart({first, second});
+        QVERIFY(opened.wait(kListTimeoutMs));
+        QCOMPARE(window.runsPanel()->chart()->pointCount(QStringLiteral("loss"), QStringLiteral("lr 0.02 (best so far)")), 60);
+        QCOMPARE(window.runsPanel()->chart()->pointCount(QStringLiteral("loss"), QStringLiteral("20261128-093000-mlp")), 40);
+        QCOMPARE(window.scalarChart()->names(), QStringList());   // the live run's chart is untouched
+        QTest::qWait(200);   // let the chart's queued replot land before the picture
+        saveScreenshot(window, "runs-tab.png");
+    }
+
+    // The main window tells the tab when a run starts (it appears, "running") and when it ends (it updates).
+    void aStartedRunAppearsAndUpdatesWhenItEnds()
+    {
+        QTemporaryDir root;
+        qputenv("RINGMASTER_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");   // CPU ranks, whatever the machine
+        qputenv("RINGMASTER_TRAINER", QFile::encodeName(writeSleepingTrainer(root.path())));
+        supervisor::JobSpec job = supervisor::defaultJob(0);
+        job.device = QStringLiteral("cpu");
+        job.nproc = 1;
+        job.outputRoot = root.path() + QStringLiteral("/runs");
+        QVERIFY(QDir().mkpath(job.outputRoot));
+        makeTrainerRun(job.outputRoot, QStringLiteral("20261128-093000-mlp"));
+
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.loadJob(job);
+        window.show();
+        QVERIFY(QTest::qWaitFor([&] { return window.startAction()->isEnabled(); }, kListTimeoutMs));
+        RunsPanel* panel = window.runsPanel();
+        QVERIFY(refreshAndWait(*panel));
+        QCOMPARE(panel->model()->rowCount(), 1);   // the form's output root is listed
+
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return !window.supervisor()->ranks().isEmpty() && window.supervisor()->ranks().at(0).pid > 0; },
+                                kListTimeoutMs));   // the stub never says hello: the run stays "starting"
+        const QString runDir = QDir::cleanPath(QDir(window.supervisor()->runDir()).absolutePath());
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, runDir) == QStringLiteral("running"); }, kListTimeoutMs));
+        QCOMPARE(panel->model()->rowCount(), 2);
+
+        window.supervisor()->kill();
+        QVERIFY(QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, kListTimeoutMs));
+        QVERIFY(QTest::qWaitFor([&] { return !panel->isRefreshing() && statusOf(*panel, runDir) != QStringLiteral("running"); }, kListTimeoutMs));
+        const QJsonObject summary = QJsonDocument::fromJson(readFile(runDir + QStringLiteral("/summary.json"))).object();
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, runDir) == summary.value(QStringLiteral("status")).toString(); }, kListTimeoutMs));
+        QVERIFY(!statusOf(*panel, runDir).isEmpty());
+        qunsetenv("RINGMASTER_TRAINER");
+    }
+};
+
+QTEST_MAIN(TestRunsPanel)
+#include "tst_runs_panel.moc"

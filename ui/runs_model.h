@@ -1,0 +1,67 @@
+#pragma once
+// The Runs panel's table, without widgets: one row per run directory (core/runs RunRecord), with the
+// columns of `ringmaster-runs list` (name, started, status, kind, model, world, steps, final loss, best
+// val acc, duration). The name column shows the user's title when the run has one (notes.json). Display
+// text is formatted as the CLI formats it; kSortRole gives the raw value (numbers as numbers, times as
+// milliseconds) so that RunsFilterProxy sorts 10 after 9. A damaged run's row is tinted and its problems
+// are the tooltip. The run that is live now (setActiveRun) shows as "running", in bold.
+
+#include <QAbstractTableModel>
+#include <QList>
+#include <QSortFilterProxyModel>
+
+#include "run_record.h"
+
+namespace ringmaster::ui {
+
+class RunsModel : public QAbstractTableModel
+{
+    Q_OBJECT
+
+public:
+    enum Column { Name, Started, Status, Kind, Model, World, Steps, FinalLoss, BestValAcc, Duration, ColumnCount };
+    static constexpr int kSortRole = Qt::UserRole + 1;
+    static constexpr int kPathRole = Qt::UserRole + 2;
+    static constexpr int kFilterRole = Qt::UserRole + 3;   // name, title, model, status and notes, joined
+
+    explicit RunsModel(QObject* parent = nullptr);
+
+    void setRuns(const QList<runs::RunRecord>& runs);
+    const QList<runs::RunRecord>& runs() const { return m_runs; }
+    // The row of the run directory PATH (absolute, clean), -1 when not listed.
+    int rowOf(const QString& path) const;
+    // The run directory being written by the live run ("" when none).
+    void setActiveRun(const QString& path);
+    const QString& activeRun() const { return m_activeRun; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // The label a run is shown under (its title, else its directory's name).
+    static QString labelOf(const runs::RunRecord& run);
+
+private:
+    QVariant display(const runs::RunRecord& run, int column) const;
+    QVariant sortValue(const runs::RunRecord& run, int column) const;
+    bool isActive(const runs::RunRecord& run) const;
+
+    QList<runs::RunRecord> m_runs;
+    QString m_activeRun;
+};
+
+// Sorts by kSortRole (missing values first when ascending, numbers numerically, text case-insensitively)
+// and keeps the rows whose name, title, model, status or notes contain the filter text (any case).
+class RunsFilterProxy : public QSortFilterProxyModel
+{
+    Q_OBJECT
+
+public:
+    explicit RunsFilterProxy(QObject* parent = nullptr);
+
+protected:
+    bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
+};
+
+} // namespace ringmaster::ui

@@ -1,0 +1,470 @@
+#include "runs_panel.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QItemSelectionModel>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <algorithm>
+
+#include "log_panel.h"
+#include "run_files.h"
+#include "run_listing.h"
+#include "runs_model.h"
+#include "scalar_chart.h"
+
+namespace ringmaster::ui {
+namespace {
+
+constexpr int kSummaryWidth = 320;
+constexpr int kTableShare = 2;    // the table over the chart, by height
+constexpr int kChartShare = 3;
+
+constexpr qint64 kLogTailBytes = 4 * 1024 * 1024;   // of each log file; the view keeps its last lines anyway
+
+// The last lines of each log of the run (logs/rank-N.log by rank, logs/launcher.log as -1).
+std::map<int, QStringList> readLogTails(const QString& runDir)
+{
+    static const QRegularExpression rankLog(QStringLiteral("^rank-(\\d+)\\.log$"));
+    std::map<int, QStringList> logs;
+    const QDir folder(QDir(runDir).filePath(QString::fromLatin1(runs::kLogsFolder)));
+    for (const QString& name : folder.entryList({QStringLiteral("*.log")}, QDir::Files, QDir::Name)) {
+        const auto match = rankLog.match(name);
+        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QLatin1String("launcher.log") ? -1 : -2;
+        if (rank < -1) continue;
+        QFile file(folder.filePath(name));
+        if (!file.open(QIODevice::ReadOnly)) continue;
+        if (file.size() > kLogTailBytes) file.seek(file.size() - kLogTailBytes);
+        QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+        if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
+        if (lines.size() > static_cast<qsizetype>(LogPanel::kLinesInMemory)) lines = lines.mid(lines.size() - static_cast<qsizetype>(LogPanel::kLinesInMemory));
+        logs[rank] = lines;
+    }
+    return logs;
+}
+
+QString cleanAbsolute(const QString& path) { return QDir::cleanPath(QDir(path).absolutePath()); }
+
+QJsonObject summaryOf(const QString& runDir)
+{
+    QFile file(QDir(runDir).filePath(QString::fromLatin1(runs::kSummaryFile)));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+QString summaryValue(const QJsonValue& value)
+{
+    if (value.isDouble()) return QString::number(value.toDouble(), 'g', 6);
+    if (value.isString()) return value.toString();
+    if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    return QString::fromUtf8(QJsonDocument::fromVariant(value.toVariant()).toJson(QJsonDocument::Compact));
+}
+
+} // namespace
+
+RunsPanel::RunsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_model(new RunsModel(this))
+    , m_proxy(new RunsFilterProxy(this))
+    , m_table(new QTableView(this))
+    , m_filter(new QLineEdit(this))
+    , m_status(new QLabel(this))
+    , m_summary(new QLabel(this))
+    , m_chart(new ScalarChart(this))
+    , m_logs(new LogPanel(this))
+    , m_detailTabs(new QTabWidget(this))
+    , m_open(new QPushButton(tr("Open"), this))
+    , m_compare(new QPushButton(tr("Compare"), this))
+    , m_rename(new QPushButton(tr("Rename…"), this))
+    , m_notes(new QPushButton(tr("Notes…"), this))
+    , m_delete(new QPushButton(tr("Delete…"), this))
+{
+    m_proxy->setSourceModel(m_model);
+    m_table->setModel(m_proxy);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RunsModel::Started, Qt::DescendingOrder);   // newest first
+    m_table->verticalHeader()->setVisible(false);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(RunsModel::Name, QHeaderView::Stretch);
+    m_table->setToolTip(tr("Double-click a run to open it; select several and Compare to overlay them"));
+
+    m_filter->setPlaceholderText(tr("Filter by name, title, model, status or notes"));
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    auto* refresh = new QPushButton(tr("Refresh"), this);
+    refresh->setToolTip(tr("List the runs again"));
+    connect(refresh, &QPushButton::clicked, this, &RunsPanel::refresh);
+    auto* addFolderButton = new QPushButton(tr("Add folder…"), this);
+    addFolderButton->setToolTip(tr("Also list the runs in another folder (for this session)"));
+    connect(addFolderButton, &QPushButton::clicked, this, &RunsPanel::addFolder);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_filter, 1);
+    top->addWidget(refresh);
+    top->addWidget(addFolderButton);
+
+    m_open->setToolTip(tr("Draw the run's scalars below and show its summary"));
+    m_compare->setToolTip(tr("Overlay the selected runs' scalars below"));
+    m_rename->setToolTip(tr("Give the run a title (stored in its notes.json; the folder keeps its name)"));
+    m_notes->setToolTip(tr("Write notes on the run (stored in its notes.json)"));
+    m_delete->setToolTip(tr("Delete the run's folder and everything in it, after asking"));
+    connect(m_open, &QPushButton::clicked, this, [this] { openRunsInChart(selectedRuns().mid(0, 1)); });
+    connect(m_compare, &QPushButton::clicked, this, [this] { openRunsInChart(selectedRuns()); });
+    connect(m_rename, &QPushButton::clicked, this, &RunsPanel::renameSelected);
+    connect(m_notes, &QPushButton::clicked, this, &RunsPanel::editNotesOfSelected);
+    connect(m_delete, &QPushButton::clicked, this, &RunsPanel::deleteSelected);
+    connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        openRunsInChart({index.data(RunsModel::kPathRole).toString()});
+    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateButtons);
+    auto* buttons = new QHBoxLayout;
+    for (QPushButton* button : {m_open, m_compare, m_rename, m_notes, m_delete}) buttons->addWidget(button);
+    buttons->addSpacing(12);
+    buttons->addWidget(m_status, 1);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* listArea = new QWidget(this);
+    auto* listLayout = new QVBoxLayout(listArea);
+    listLayout->setContentsMargins(0, 0, 0, 0);
+    listLayout->addLayout(top);
+    listLayout->addWidget(m_table, 1);
+    listLayout->addLayout(buttons);
+
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setMinimumWidth(kSummaryWidth);
+    m_summary->setMaximumWidth(2 * kSummaryWidth);
+    m_summary->setText(tr("<i>Open a run (double-click) to see its summary and scalars here.</i>"));
+    auto* details = new QSplitter(Qt::Horizontal, this);
+    details->addWidget(m_summary);
+    m_detailTabs->addTab(m_chart, tr("Scalars"));
+    m_detailTabs->addTab(m_logs, tr("Logs"));
+    m_detailTabs->setTabToolTip(1, tr("The logs of the run opened (of the first run, when comparing)"));
+    details->addWidget(m_detailTabs);
+    details->setStretchFactor(1, 1);
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(listArea);
+    split->addWidget(details);
+    split->setStretchFactor(0, kTableShare);
+    split->setStretchFactor(1, kChartShare);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split);
+
+    connect(&m_listing, &QFutureWatcher<Listing>::finished, this, &RunsPanel::onListed);
+    connect(&m_opening, &QFutureWatcher<QList<OpenedRun>>::finished, this, &RunsPanel::onOpened);
+    updateButtons();
+}
+
+RunsPanel::~RunsPanel()
+{
+    // The workers touch only the run folders, never this panel; still, leave nothing half-written behind.
+    m_listing.waitForFinished();
+    m_opening.waitForFinished();
+}
+
+void RunsPanel::addRoot(const QString& folder)
+{
+    const QString clean = cleanAbsolute(folder);
+    if (!m_addedRoots.contains(clean)) m_addedRoots << clean;
+}
+
+QStringList RunsPanel::roots() const
+{
+    QStringList candidates;
+    if (m_outputRoot) {
+        const QString root = m_outputRoot();
+        if (!root.isEmpty()) candidates << cleanAbsolute(root);
+    }
+    candidates << m_addedRoots;
+    QStringList result;
+    for (const QString& root : candidates) {
+        if (QFileInfo(root).isDir() && !result.contains(root)) result << root;
+    }
+    return result;
+}
+
+void RunsPanel::refresh()
+{
+    if (m_listing.isRunning()) {
+        m_refreshAgain = true;   // a run started or ended while reading: read once more after
+        return;
+    }
+    m_listedOnce = true;
+    m_status->setText(tr("Reading runs…"));
+    m_listing.setFuture(QtConcurrent::run([folders = roots()] {
+        Listing listing;
+        try {
+            listing.runs = runs::listRuns(folders);
+        } catch (const runs::RunsError& e) {
+            listing.error = e.message();   // a root removed since roots() looked
+        }
+        return listing;
+    }));
+}
+
+void RunsPanel::onListed()
+{
+    const Listing listing = m_listing.result();
+    const QStringList selected = selectedRuns();
+    m_model->setRuns(listing.runs);
+    selectRuns(selected);
+    const QStringList listedRoots = roots();
+    if (!listing.error.isEmpty()) {
+        m_status->setText(listing.error);
+    } else if (listedRoots.isEmpty()) {
+        m_status->setText(tr("No runs folder yet: runs appear here once the first one starts."));
+    } else {
+        m_status->setText(tr("%n run(s) in %1", nullptr, static_cast<int>(listing.runs.size()))
+                              .arg(QDir::toNativeSeparators(listedRoots.join(QStringLiteral(", ")))));
+    }
+    updateButtons();
+    Q_EMIT refreshed();
+    if (m_refreshAgain) {
+        m_refreshAgain = false;
+        refresh();
+    }
+}
+
+void RunsPanel::setActiveRun(const QString& runDir)
+{
+    if (!runDir.isEmpty()) {
+        const QString parent = QFileInfo(cleanAbsolute(runDir)).absolutePath();
+        if (!roots().contains(parent)) addRoot(parent);   // a run dir given outright, outside the output root
+    }
+    m_model->setActiveRun(runDir);
+    refresh();
+}
+
+QStringList RunsPanel::selectedRuns() const
+{
+    QList<QModelIndex> rows = m_table->selectionModel()->selectedRows(RunsModel::Name);
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    QStringList paths;
+    for (const QModelIndex& index : rows) paths << index.data(RunsModel::kPathRole).toString();
+    return paths;
+}
+
+void RunsPanel::selectRuns(const QStringList& paths)
+{
+    QItemSelection selection;
+    for (const QString& path : paths) {
+        const int row = m_model->rowOf(path);
+        if (row < 0) continue;
+        const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
+        if (index.isValid()) selection.select(index, index);
+    }
+    m_table->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+}
+
+const runs::RunRecord* RunsPanel::recordOf(const QString& path) const
+{
+    const int row = m_model->rowOf(path);
+    return row < 0 ? nullptr : &m_model->runs()[row];
+}
+
+void RunsPanel::updateButtons()
+{
+    const QStringList selected = selectedRuns();
+    const bool one = selected.size() == 1;
+    m_open->setEnabled(one);
+    m_compare->setEnabled(selected.size() >= 2);
+    m_rename->setEnabled(one);
+    m_notes->setEnabled(one);
+    const bool running = one && cleanAbsolute(selected.first()) == m_model->activeRun();
+    m_delete->setEnabled(one && !running);
+    m_delete->setToolTip(running ? tr("This run is running now: stop it before deleting it")
+                                 : tr("Delete the run's folder and everything in it, after asking"));
+}
+
+bool RunsPanel::saveNotes(const QString& runDir, const runs::RunNotes& notes)
+{
+    try {
+        runs::writeRunNotes(runDir, notes);
+    } catch (const runs::RunsError& e) {
+        m_status->setText(e.message());
+        return false;
+    }
+    refresh();
+    return true;
+}
+
+void RunsPanel::renameSelected()
+{
+    const runs::RunRecord* run = recordOf(selectedRuns().value(0));
+    if (!run) return;
+    bool ok = false;
+    const QString title = QInputDialog::getText(this, tr("Rename run"),
+                                                tr("Title of %1 (its folder keeps its name; empty shows the folder's name):").arg(run->name),
+                                                QLineEdit::Normal, run->title, &ok);
+    if (ok) saveNotes(run->path, {title, run->notes});
+}
+
+void RunsPanel::editNotesOfSelected()
+{
+    const runs::RunRecord* run = recordOf(selectedRuns().value(0));
+    if (!run) return;
+    bool ok = false;
+    const QString notes = QInputDialog::getMultiLineText(this, tr("Notes"), tr("Notes on %1:").arg(run->name), run->notes, &ok);
+    if (ok) saveNotes(run->path, {run->title, notes});
+}
+
+bool RunsPanel::deleteRun(const QString& runDir)
+{
+    const QString path = cleanAbsolute(runDir);
+    if (!m_model->activeRun().isEmpty() && path == m_model->activeRun()) {
+        m_status->setText(tr("%1 is running now: stop it before deleting it.").arg(QFileInfo(path).fileName()));
+        return false;
+    }
+    const runs::RunRecord* run = recordOf(path);
+    if (!run || !runs::isRunDirectory(path)) {
+        m_status->setText(tr("%1 is not a listed run: nothing deleted.").arg(path));
+        return false;
+    }
+    if (m_confirmDeletes) {
+        const auto answer = QMessageBox::question(
+            this, tr("Delete run"),
+            tr("Delete the run %1 and everything in it?\n\n%2\n\nThis cannot be undone.").arg(RunsModel::labelOf(*run), path),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Yes) return false;
+    }
+    if (!QDir(path).removeRecursively()) {
+        m_status->setText(tr("%1 could not be deleted completely: check its permissions.").arg(path));
+        refresh();
+        return false;
+    }
+    refresh();
+    return true;
+}
+
+void RunsPanel::deleteSelected()
+{
+    const QStringList selected = selectedRuns();
+    if (selected.size() == 1) deleteRun(selected.first());
+}
+
+void RunsPanel::addFolder()
+{
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Add a folder of runs"));
+    if (folder.isEmpty()) return;
+    addRoot(folder);
+    refresh();
+}
+
+void RunsPanel::openRunsInChart(const QStringList& runDirs)
+{
+    if (runDirs.isEmpty()) return;
+    // Each run is drawn under its label; two runs of the same title keep their folder's name too.
+    QList<std::pair<QString, QString>> jobs;   // path, label
+    QStringList labels;
+    for (const QString& path : runDirs) {
+        const runs::RunRecord* run = recordOf(path);
+        QString label = run ? RunsModel::labelOf(*run) : QFileInfo(path).fileName();
+        if (labels.contains(label)) label += QStringLiteral(" (%1)").arg(QFileInfo(path).fileName());
+        labels << label;
+        jobs.append({path, label});
+    }
+    m_openingPaths = runDirs;
+    m_status->setText(tr("Reading %n run(s)…", nullptr, static_cast<int>(runDirs.size())));
+    m_opening.setFuture(QtConcurrent::run([jobs] {
+        QList<OpenedRun> opened;
+        for (const auto& [path, label] : jobs) {
+            OpenedRun run{label, {}, {}};
+            if (opened.isEmpty()) run.logLines = readLogTails(path);
+            try {
+                run.table = runs::readRunScalars(path);
+            } catch (const runs::RunsError& e) {
+                run.table.problems << e.message();
+            }
+            opened.append(run);
+        }
+        return opened;
+    }));
+}
+
+void RunsPanel::onOpened()
+{
+    const QList<OpenedRun> opened = m_opening.result();
+    m_chart->clear();
+    QList<runs::RunRecord> records;
+    for (const OpenedRun& run : opened) {
+        for (const runs::ScalarRecord& point : run.table.records) {
+            m_chart->appendPoint(run.label, point.name, point.step, point.wallTime.value_or(0.0), point.value);
+        }
+    }
+    m_chart->flush();
+    int ranks = 0;
+    const std::map<int, QStringList> noLogs;
+    const auto& logs = opened.isEmpty() ? noLogs : opened.first().logLines;
+    for (const auto& entry : logs) ranks = std::max(ranks, entry.first + 1);
+    m_logs->reset(ranks);
+    for (const auto& [rank, lines] : logs) {
+        for (const QString& line : lines) m_logs->append(rank, line);
+    }
+    m_logs->flush();
+    for (int i = 0; i < m_openingPaths.size(); ++i) {
+        runs::RunRecord record;
+        if (const runs::RunRecord* listed = recordOf(m_openingPaths[i])) record = *listed;
+        record.path = m_openingPaths[i];
+        if (i < opened.size()) record.problems << opened[i].table.problems;
+        records.append(record);
+    }
+    showSummary(records);
+    m_openRuns = m_openingPaths;
+    m_status->setText(tr("Opened %n run(s).", nullptr, static_cast<int>(m_openRuns.size())));
+    Q_EMIT runsOpened(m_openRuns);
+}
+
+void RunsPanel::showSummary(const QList<runs::RunRecord>& records)
+{
+    QString html;
+    for (const runs::RunRecord& run : records) {
+        html += QStringLiteral("<p><b>%1</b><br><span style='color:#616161'>%2</span><br>")
+                    .arg(RunsModel::labelOf(run).toHtmlEscaped(), QDir::toNativeSeparators(run.path).toHtmlEscaped());
+        if (!run.notes.isEmpty()) html += QStringLiteral("<i>%1</i><br>").arg(run.notes.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+        html += QStringLiteral("</p>");
+        if (records.size() == 1) {
+            // The whole summary.json, as the trainer or launcher wrote it.
+            const QJsonObject summary = summaryOf(run.path);
+            html += QStringLiteral("<table cellspacing='0' cellpadding='1'>");
+            for (auto it = summary.begin(); it != summary.end(); ++it) {
+                html += QStringLiteral("<tr><td style='color:#616161; padding-right:8px'>%1</td><td>%2</td></tr>")
+                            .arg(it.key().toHtmlEscaped(), summaryValue(it.value()).toHtmlEscaped());
+            }
+            html += QStringLiteral("</table>");
+        }
+        if (!run.problems.isEmpty()) {
+            html += QStringLiteral("<p style='color:#b00020'>%1<br>• %2</p>")
+                        .arg(tr("Not everything could be read:"), run.problems.join(QStringLiteral("\n")).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>• ")));
+        }
+    }
+    m_summary->setText(html);
+}
+
+void RunsPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (!m_listedOnce) refresh();
+}
+
+} // namespace ringmaster::ui

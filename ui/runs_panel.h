@@ -1,0 +1,139 @@
+#pragma once
+// The "Runs" tab: every run directory under the output root the job form uses (and any folder added with
+// *Add folder…*), as the sortable, filterable table of RunsModel. Listing reads one small index per run
+// (core/runs) on a worker thread (QtConcurrent), so a thousand runs never freeze the window; a refresh
+// asked for while one is reading runs once more when it ends. The main window calls setActiveRun when a
+// run starts (it appears, as "running") and again with "" when it ends (it updates).
+// Rename and notes are kept in the run directory (core/runs run_notes.h). Delete asks first and refuses
+// the run that is running now. Open (double-click) and Compare (several rows) read the runs' scalars
+// (core/runs scalar_table.h), also off the GUI thread, into this tab's own ScalarChart, one overlaid run
+// per label, and show the run's summary, and the first run's logs in the tab's own log view: the live run
+// keeps the "All scalars" chart and the Logs tab to itself.
+
+#include <QFutureWatcher>
+#include <QStringList>
+#include <QWidget>
+
+#include <functional>
+#include <map>
+
+#include "run_notes.h"
+#include "run_record.h"
+#include "scalar_table.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTabWidget;
+class QTableView;
+
+namespace ringmaster::ui {
+
+class RunsFilterProxy;
+class LogPanel;
+class RunsModel;
+class ScalarChart;
+
+class RunsPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit RunsPanel(QWidget* parent = nullptr);
+    ~RunsPanel() override;
+
+    // Where the job form puts new runs, asked at each refresh (it changes as the form is edited).
+    void setOutputRootProvider(std::function<QString()> provider) { m_outputRoot = std::move(provider); }
+    // Another folder of runs to list (kept for the session).
+    void addRoot(const QString& folder);
+    // The folders listed now: the output root first, then those added; only those that exist.
+    QStringList roots() const;
+
+    // Asks before deleting (the default); tests turn it off to delete without a dialog.
+    void setConfirmDeletes(bool confirm) { m_confirmDeletes = confirm; }
+
+    RunsModel* model() const { return m_model; }
+    RunsFilterProxy* proxy() const { return m_proxy; }
+    QTableView* table() const { return m_table; }
+    QLineEdit* filterEdit() const { return m_filter; }
+    ScalarChart* chart() const { return m_chart; }
+    LogPanel* logs() const { return m_logs; }
+    QLabel* summaryLabel() const { return m_summary; }
+    QLabel* statusLabel() const { return m_status; }
+    bool isRefreshing() const { return m_listing.isRunning(); }
+    // The run directories of the selected rows, in table order; selectRuns selects exactly these.
+    QStringList selectedRuns() const;
+    void selectRuns(const QStringList& paths);
+    // The run directories open in the chart now (the last Open or Compare), once they are read.
+    const QStringList& openRuns() const { return m_openRuns; }
+
+public Q_SLOTS:
+    // Lists the runs again, off the GUI thread.
+    void refresh();
+    // RUN_DIR is being written by the live run ("" when no run is active); both refresh the list.
+    void setActiveRun(const QString& runDir);
+    // Writes the run's notes.json and lists it again; false (with the reason in the status line) when it cannot.
+    bool saveNotes(const QString& runDir, const runs::RunNotes& notes);
+    // Deletes the run directory after asking (see setConfirmDeletes); refuses the running run, a folder
+    // that is not a listed run, and a "No". True when it was deleted.
+    bool deleteRun(const QString& runDir);
+    // Reads the runs' scalars off the GUI thread and draws them overlaid in this tab's chart.
+    void openRunsInChart(const QStringList& runDirs);
+
+Q_SIGNALS:
+    // The list was read again (the model holds it).
+    void refreshed();
+    // openRunsInChart's runs are drawn.
+    void runsOpened(const QStringList& runDirs);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+
+private:
+    struct OpenedRun
+    {
+        QString label;
+        runs::ScalarTable table;
+        std::map<int, QStringList> logLines;   // by rank, -1 the launcher (the first run only)
+    };
+    struct Listing
+    {
+        QList<runs::RunRecord> runs;
+        QString error;
+    };
+    void onListed();
+    void onOpened();
+    void updateButtons();
+    void renameSelected();
+    void editNotesOfSelected();
+    void deleteSelected();
+    void addFolder();
+    void showSummary(const QList<runs::RunRecord>& runs);
+    const runs::RunRecord* recordOf(const QString& path) const;
+
+    RunsModel* m_model;
+    RunsFilterProxy* m_proxy;
+    QTableView* m_table;
+    QLineEdit* m_filter;
+    QLabel* m_status;
+    QLabel* m_summary;
+    ScalarChart* m_chart;
+    LogPanel* m_logs;
+    QTabWidget* m_detailTabs;
+    QPushButton* m_open;
+    QPushButton* m_compare;
+    QPushButton* m_rename;
+    QPushButton* m_notes;
+    QPushButton* m_delete;
+    std::function<QString()> m_outputRoot;
+    QStringList m_addedRoots;
+    QFutureWatcher<Listing> m_listing;
+    QFutureWatcher<QList<OpenedRun>> m_opening;
+    QStringList m_openingPaths;
+    QStringList m_openRuns;
+    bool m_refreshAgain = false;
+    bool m_listedOnce = false;
+    bool m_confirmDeletes = true;
+};
+
+} // namespace ringmaster::ui
