@@ -24,184 +24,22 @@
 #include "slurm/batch_script.h"
 #include "slurm/slurm_client.h"
 #include "slurm/slurm_request.h"
+#include "slurm_fixtures.h"
 
 using namespace ringmaster::supervisor;
+using namespace ringmaster::supervisor::slurmtest;
 
 namespace {
 
-constexpr char kPython[] = "/usr/bin/python3";
 constexpr int kSlurmStartTimeoutMs = 120000;
 constexpr int kJobDeadlineMs = 120000;
-constexpr int kPollMs = 200;
 constexpr int kExitCannotRunHere = 77; // scripts/slurm-local.sh: not root, or Slurm not installed
-
-// Arguments a shell would mangle if any quoting were wrong.
-const QStringList kAwkwardArguments{
-    QStringLiteral("plain"), QStringLiteral("with space"), QStringLiteral("it's"), QStringLiteral("double\"quote"),
-    QStringLiteral("$HOME"), QStringLiteral("`id`"), QStringLiteral("$(echo hi)"), QStringLiteral("back\\slash"),
-    QString(), QStringLiteral("--flag=a b"), QStringLiteral("new\nline"), QStringLiteral("*"),
-    QStringLiteral("'; echo pwned; '"), QStringLiteral("ünïcödé")};
-
-QString writeFile(const QString& path, const QByteArray& content, bool executable = false)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write(content);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
-    return path;
-}
-
-QString readAll(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
-}
-
-QJsonObject readJson(const QString& path)
-{
-    return QJsonDocument::fromJson(readAll(path).toUtf8()).object();
-}
-
-struct Ran
-{
-    int exitCode = -1;
-    QString output;
-};
-
-Ran runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 30000,
-               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
-{
-    QProcess process;
-    process.setProcessEnvironment(env);
-    process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(program, arguments);
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return {-1, QStringLiteral("timed out")};
-    }
-    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1, QString::fromUtf8(process.readAll())};
-}
-
-bool pollUntil(const std::function<bool()>& condition, int timeoutMs)
-{
-    QElapsedTimer timer;
-    timer.start();
-    while (!condition()) {
-        if (timer.elapsed() > timeoutMs) return false;
-        QThread::msleep(kPollMs);
-    }
-    return true;
-}
 
 SlurmRequest parseRequest(const QByteArray& json)
 {
     return SlurmRequest::fromJson(QJsonDocument::fromJson("{\"v\": " + json + "}").object().value(QStringLiteral("v")),
                                   QStringLiteral("job.json"));
 }
-
-QString scriptJobScript(const BatchScriptInput& input)
-{
-    return batchScriptText(input);
-}
-
-// A job running /usr/bin/python3 SCRIPT with the awkward arguments, 2 CPU ranks, in runDir.
-BatchScriptInput scriptInput(const QString& runDir, const QString& script, const QStringList& arguments)
-{
-    BatchScriptInput input;
-    input.job.script = script;
-    input.job.scriptArgs = arguments;
-    input.job.nproc = 2;
-    input.job.maxRestarts = 3;
-    input.request.enabled = true;
-    input.request.time = QStringLiteral("5");
-    input.runDir = runDir;
-    input.jobFile = runDir + QStringLiteral("/job.json");
-    input.interpreterPath = QString::fromLatin1(kPython);
-    input.scriptPath = script;
-    input.helperDir = QStringLiteral("/opt/ringmaster helper");
-    return input;
-}
-
-// A Python "script job" that records what its task got: argv, the contract, the working directory.
-constexpr char kContractDump[] = R"PY(import json, os, sys
-names = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
-         "GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT",
-         "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "RINGMASTER_RUN_DIR", "PYTHONUNBUFFERED",
-         "OMP_NUM_THREADS", "PYTHONPATH", "RINGMASTER_TOKEN"]
-run_dir = os.environ["RINGMASTER_RUN_DIR"]
-record = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": {n: os.environ.get(n) for n in names}}
-with open(os.path.join(run_dir, "contract-%s.json" % os.environ["RANK"]), "w") as f:
-    json.dump(record, f)
-print("rank %s of %s at %s:%s" % (os.environ["RANK"], os.environ["WORLD_SIZE"], os.environ["MASTER_ADDR"],
-                                   os.environ["MASTER_PORT"]))
-)PY";
-
-// Stands in for srun: runs the command once per task, sequentially, with Slurm's per-task variables
-// and its output in --output (%t replaced by the task number).
-constexpr char kFakeSrun[] = R"SH(#!/bin/sh
-ntasks=1; output=/dev/stdout
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ntasks=*) ntasks=${1#--ntasks=} ;;
-    --output=*) output=${1#--output=} ;;
-    --*) ;;
-    *) break ;;
-  esac
-  shift
-done
-rc=0; t=0
-while [ $t -lt "$ntasks" ]; do
-  file=$(printf '%s' "$output" | sed "s/%t/$t/g")
-  SLURM_PROCID=$t SLURM_LOCALID=$t SLURM_NTASKS=$ntasks SLURM_NODEID=0 "$@" >"$file" 2>&1 || rc=$?
-  t=$((t + 1))
-done
-exit $rc
-)SH";
-
-constexpr char kFakeScontrol[] = "#!/bin/sh\n[ \"$1 $2\" = \"show hostnames\" ] && printf 'fakenode7\\nfakenode8\\n'\n";
-
-// A stub of any Slurm tool: records its arguments in NAME.args, prints NAME.out and NAME.err, exits NAME.rc.
-constexpr char kStub[] = R"SH(#!/bin/sh
-d=$(dirname "$0"); n=$(basename "$0")
-printf '%s\n' "$*" >>"$d/$n.args"
-[ -f "$d/$n.sleep" ] && sleep "$(cat "$d/$n.sleep")"
-[ -f "$d/$n.out" ] && cat "$d/$n.out"
-[ -f "$d/$n.err" ] && cat "$d/$n.err" >&2
-exit "$(cat "$d/$n.rc" 2>/dev/null || echo 0)"
-)SH";
-
-class Stubs
-{
-public:
-    Stubs()
-    {
-        for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel", "sinfo", "sacct"}) {
-            writeFile(m_dir.filePath(QLatin1String(tool)), kStub, true);
-        }
-    }
-    void answer(const char* tool, const QByteArray& out, const QByteArray& err = {}, int rc = 0)
-    {
-        writeFile(m_dir.filePath(QLatin1String(tool) + QStringLiteral(".out")), out);
-        writeFile(m_dir.filePath(QLatin1String(tool) + QStringLiteral(".err")), err);
-        writeFile(m_dir.filePath(QLatin1String(tool) + QStringLiteral(".rc")), QByteArray::number(rc));
-    }
-    QString args(const char* tool) const { return readAll(m_dir.filePath(QLatin1String(tool) + QStringLiteral(".args"))); }
-    QString path() const { return m_dir.path(); }
-    SlurmClient client(int timeoutMs = kSlurmCommandTimeoutMs) const
-    {
-        SlurmCommands commands = SlurmCommands::inFolder(m_dir.path());
-        commands.timeoutMs = timeoutMs;
-        return SlurmClient(commands);
-    }
-
-private:
-    QTemporaryDir m_dir;
-};
-
-constexpr char kInvalidJob[] = "slurm_load_jobs error: Invalid job id specified\n";
 
 } // namespace
 
@@ -389,7 +227,7 @@ void TestSlurmComponents::trainerScriptLines()
 
     QTemporaryDir dir;
     const QString path = writeFile(dir.filePath(QStringLiteral("t.sbatch")), text.toUtf8());
-    const Ran syntax = runProgram(QStringLiteral("sh"), {QStringLiteral("-n"), path});
+    const Ran syntax = runProgram(QStringLiteral("/bin/sh"), {QStringLiteral("-n"), path});
     QVERIFY2(syntax.exitCode == 0, qPrintable(syntax.output));
 }
 
@@ -404,7 +242,7 @@ void TestSlurmComponents::scriptJobLinesAndSyntax()
     QCOMPARE(path, runDir + QStringLiteral("/slurm/job.sbatch"));
     QVERIFY(QFileInfo(path).isExecutable());
     const QString text = readAll(path);
-    QCOMPARE(text, scriptJobScript(input));
+    QCOMPARE(text, batchScriptText(input));
     for (const QString& line : {QStringLiteral("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)"),
                                 QStringLiteral("MASTER_PORT=$((15000 + SLURM_JOB_ID % 17000))"),
                                 QStringLiteral("export MASTER_ADDR MASTER_PORT"),
@@ -413,7 +251,7 @@ void TestSlurmComponents::scriptJobLinesAndSyntax()
                                 QStringLiteral("  /bin/sh -c \"$TASK_CONTRACT\" \\")}) {
         QVERIFY2(text.split(QLatin1Char('\n')).contains(line), qPrintable(line + QStringLiteral(" not in:\n") + text));
     }
-    const Ran syntax = runProgram(QStringLiteral("sh"), {QStringLiteral("-n"), path});
+    const Ran syntax = runProgram(QStringLiteral("/bin/sh"), {QStringLiteral("-n"), path});
     QVERIFY2(syntax.exitCode == 0, qPrintable(syntax.output + text));
 
     // A run directory that cannot be created: one line, nothing written.
@@ -446,7 +284,7 @@ void TestSlurmComponents::scriptJobRunsUnderShWithFakeSrun()
     env.insert(QStringLiteral("RINGMASTER_TOKEN"), QStringLiteral("secret"));
     env.remove(QStringLiteral("OMP_NUM_THREADS"));
     env.remove(QStringLiteral("SLURM_CPUS_PER_TASK"));
-    const Ran ran = runProgram(QStringLiteral("sh"), {path}, 60000, env);
+    const Ran ran = runProgram(QStringLiteral("/bin/sh"), {path}, 60000, env);
     QVERIFY2(ran.exitCode == 0, qPrintable(ran.output + readAll(runDir + QStringLiteral("/logs/rank-0.log"))));
 
     for (int rank = 0; rank < 2; ++rank) {
@@ -671,7 +509,7 @@ void TestSlurmComponents::realSlurmScriptJob()
 {
     REQUIRE_SLURM();
     QTemporaryDir dir;
-    const QString runDir = dir.filePath(QStringLiteral("run 'one'"));
+    const QString runDir = dir.filePath(QStringLiteral("run 'one' #1"));
     const QString script = writeFile(runDir + QStringLiteral("/contract.py"), kContractDump);
     BatchScriptInput input = scriptInput(runDir, script, kAwkwardArguments);
     input.helperDir.clear();
