@@ -62,6 +62,7 @@ private slots:
     void clientStopKillPartitions();
     void realSlurmScriptJob();
     void realSlurmStopSignalsTasks();
+    void realSlurmTrainerJob();
 
 private:
     // Skips (QSKIP) when no Slurm can be started here; starts scripts/slurm-local.sh once.
@@ -403,6 +404,14 @@ void TestSlurmComponents::clientStates()
     QVERIFY(!status.isFinal());
     QVERIFY2(status.error.contains(QStringLiteral("Unable to contact slurm controller")), qPrintable(status.error));
 
+    // Not a job id: refused before any tool runs (`scontrol show job ""` would list every job).
+    const QString before = stubs.args("squeue") + stubs.args("scontrol");
+    status = stubs.client().state(QString());
+    QCOMPARE(status.state, SlurmJobState::Unknown);
+    QVERIFY2(status.error.contains(QStringLiteral("is not a Slurm job id")), qPrintable(status.error));
+    QVERIFY(stubs.client().kill(QStringLiteral("42; rm -rf /")).contains(QStringLiteral("is not a Slurm job id")));
+    QCOMPARE(stubs.args("squeue") + stubs.args("scontrol"), before);
+
     QCOMPARE(SlurmClient::stateFromText(QStringLiteral("TIMEOUT")), SlurmJobState::Timeout);
     QCOMPARE(SlurmClient::stateFromText(QStringLiteral("NODE_FAIL")), SlurmJobState::NodeFail);
     QCOMPARE(SlurmClient::stateFromText(QStringLiteral("OUT_OF_MEMORY")), SlurmJobState::OutOfMemory);
@@ -593,6 +602,58 @@ sys.exit(1)
     // Ended through the tasks' own handlers (exit 0), not cancelled by Slurm.
     QVERIFY2(status.state == SlurmJobState::Completed && status.exitCode == 0,
              qPrintable(status.stateText + QLatin1Char(' ') + QString::number(status.exitCode)));
+    QCOMPARE(queueLine(submitted.jobId), QString());
+}
+
+// The built-in trainer's batch script: two ringmaster-trainer ranks under one srun step find each other
+// from Slurm's variables alone and complete a short run.
+void TestSlurmComponents::realSlurmTrainerJob()
+{
+    REQUIRE_SLURM();
+    const QString trainer = qEnvironmentVariable("RINGMASTER_TRAINER");
+    if (!QFileInfo(trainer).isExecutable()) QSKIP("RINGMASTER_TRAINER does not name ringmaster-trainer (ctest sets it)");
+    QTemporaryDir dir;
+    BatchScriptInput input;
+    input.job.nproc = 2;
+    for (const auto& [flag, value] : QList<QPair<QString, QJsonValue>>{
+             {QStringLiteral("model"), QStringLiteral("linear")}, {QStringLiteral("data"), QStringLiteral("synthetic")},
+             {QStringLiteral("synthetic_samples"), 512}, {QStringLiteral("batch_size"), 32}, {QStringLiteral("epochs"), 1},
+             {QStringLiteral("threads"), 1}, {QStringLiteral("data_cache"), QStringLiteral("off")}}) {
+        input.job.setTrainerOption(flag, value);
+    }
+    input.request.enabled = true;
+    input.request.time = QStringLiteral("5");
+    input.runDir = dir.filePath(QStringLiteral("trainer run"));
+    input.jobFile = input.runDir + QStringLiteral("/job.json");
+    input.trainerPath = trainer;
+    QVERIFY(QDir().mkpath(input.runDir));
+    input.job.save(input.jobFile);
+    QString error;
+    const QString path = writeBatchScript(input, &error);
+    QVERIFY2(!path.isEmpty(), qPrintable(error));
+
+    QElapsedTimer timer;
+    timer.start();
+    JobGuard guard{SlurmClient(), {}};
+    const SlurmSubmission submitted = guard.client.submit(path);
+    QVERIFY2(submitted.error.isEmpty(), qPrintable(submitted.error));
+    guard.jobId = submitted.jobId;
+    SlurmJobStatus status;
+    QVERIFY2(waitFinal(guard.client, submitted.jobId, &status), qPrintable(status.stateText + status.error));
+    qInfo("2-rank trainer job %s: submitted to %s in %lld ms", qPrintable(submitted.jobId), qPrintable(status.stateText),
+          static_cast<long long>(timer.elapsed()));
+    const QString log0 = readAll(input.runDir + QStringLiteral("/logs/rank-0.log"));
+    QVERIFY2(status.state == SlurmJobState::Completed && status.exitCode == 0, qPrintable(status.stateText + QLatin1Char('\n') + log0));
+    const QJsonObject summary = readJson(input.runDir + QStringLiteral("/summary.json"));
+    QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+    QCOMPARE(summary.value(QStringLiteral("world_size")).toInt(), 2);
+    // The job file's flags reached every rank: 512 samples / (2 ranks x 32) = 8 steps of the linear model.
+    QCOMPARE(summary.value(QStringLiteral("model")).toString(), QStringLiteral("linear"));
+    QCOMPARE(summary.value(QStringLiteral("train_samples")).toInt(), 512);
+    QCOMPARE(summary.value(QStringLiteral("steps")).toInt(), 8);
+    const QString port = QString::number(15000 + submitted.jobId.toLongLong() % 17000);
+    QVERIFY2(log0.contains(QStringLiteral("MASTER_PORT %1 = 15000 + SLURM_JOB_ID % 17000").arg(port)), qPrintable(log0));
+    QVERIFY(readAll(input.runDir + QStringLiteral("/logs/rank-1.log")).contains(QStringLiteral("rank 1/2")));
     QCOMPARE(queueLine(submitted.jobId), QString());
 }
 

@@ -35,6 +35,19 @@ QString oneLine(const QString& program, const QString& text)
     return lines.join(QStringLiteral("; "));
 }
 
+// A job id as sbatch prints it ("12345", or "12345_7" for an array task). Anything else is refused
+// before it reaches a tool: `scontrol show job ""` would describe every job.
+bool isJobId(const QString& jobId)
+{
+    static const QRegularExpression id(QStringLiteral("^\\d+(_\\d+)?$"));
+    return id.match(jobId).hasMatch();
+}
+
+QString notAJobId(const QString& jobId)
+{
+    return QStringLiteral("\"%1\" is not a Slurm job id (digits, as sbatch printed it)").arg(jobId);
+}
+
 bool saysInvalidJob(const QString& error)
 {
     return error.contains(QLatin1String("Invalid job id"), Qt::CaseInsensitive);
@@ -185,6 +198,10 @@ SlurmJobStatus SlurmClient::parseScontrolJob(const QString& output)
 SlurmJobStatus SlurmClient::state(const QString& jobId) const
 {
     SlurmJobStatus status;
+    if (!isJobId(jobId)) {
+        status.error = notAJobId(jobId);
+        return status;
+    }
     // The queue first: it lists pending, running and completing jobs.
     const Result queue = run(m_commands.squeue, {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"),
                                                  QStringLiteral("%T|%r")});
@@ -224,12 +241,14 @@ SlurmJobStatus SlurmClient::state(const QString& jobId) const
 
 QString SlurmClient::stop(const QString& jobId) const
 {
+    if (!isJobId(jobId)) return notAJobId(jobId);
     const Result result = run(m_commands.scancel, {QStringLiteral("--signal=TERM"), jobId});
     return result.error.isEmpty() ? QString() : QStringLiteral("scancel --signal=TERM %1 failed: %2").arg(jobId, result.error);
 }
 
 QString SlurmClient::kill(const QString& jobId) const
 {
+    if (!isJobId(jobId)) return notAJobId(jobId);
     const Result result = run(m_commands.scancel, {jobId});
     return result.error.isEmpty() ? QString() : QStringLiteral("scancel %1 failed: %2").arg(jobId, result.error);
 }
