@@ -30,7 +30,7 @@ QString formatRunTable(const QList<runs::RunRecord>& runs)
                              QStringLiteral("BEST VAL ACC"), QStringLiteral("DURATION")};
     QList<QStringList> rows{header};
     for (const auto& run : runs) {
-        rows.append({run.name,
+        rows.append({run.title.isEmpty() ? run.name : run.name + QStringLiteral(" (") + run.title + QLatin1Char(')'),
                      orMissing(run.started.isValid() ? run.started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QString()),
                      run.status, run.kind, orMissing(run.model),
                      orMissing(run.worldSize ? QString::number(*run.worldSize) : QString()),

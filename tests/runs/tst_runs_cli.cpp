@@ -9,7 +9,9 @@
 #include <QTest>
 
 #include "run_fixture.h"
+#include "run_notes.h"
 
+using namespace ringmaster::runs;
 using namespace ringmaster::runs::test;
 
 namespace {
@@ -51,6 +53,7 @@ private Q_SLOTS:
         makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
         const QString damaged = makeScriptRun(root.path(), QStringLiteral("20261130-150000-train"));
         QFile::remove(damaged + QStringLiteral("/summary.json"));
+        writeRunNotes(damaged, RunNotes{QStringLiteral("lr sweep"), QString()}); // a title given in the app
         const Result r = runsCli({QStringLiteral("list"), QStringLiteral("--root"), root.path()});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.err, QString());
@@ -59,7 +62,7 @@ private Q_SLOTS:
         QVERIFY2(lines[0].startsWith(QStringLiteral("NAME ")) && lines[0].contains(QStringLiteral("BEST VAL ACC")), qPrintable(lines[0]));
         QCOMPARE(lines[1].simplified(),
                  QStringLiteral("20261130-140544-mlp 2026-11-30 14:05:44 completed trainer mlp 2 12 0.0833333 0.9000 1:02:05"));
-        QCOMPARE(lines[2].simplified(), QStringLiteral("20261130-150000-train 2026-11-30 15:00:00 unknown script train 3 3 0.3333 0.7500 -"));
+        QCOMPARE(lines[2].simplified(), QStringLiteral("20261130-150000-train (lr sweep) 2026-11-30 15:00:00 unknown script train 3 3 0.3333 0.7500 -"));
         QCOMPARE(lines[3], QStringLiteral("    ! summary.json missing (the run is still going, or ended without one)"));
         // Columns are aligned: every row's STATUS starts where the header's does.
         const auto statusColumn = lines[0].indexOf(QStringLiteral("STATUS"));
