@@ -3,13 +3,12 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QMap>
-#include <QSet>
 
 #include "environment_info.h"
 #include "run_bundle.h"
 #include "run_files.h"
 #include "run_listing.h"
+#include "runs_flags.h"
 #include "runs_table.h"
 #include "scalar_export.h"
 #include "scalar_table.h"
@@ -19,59 +18,11 @@ namespace {
 
 using runs::RunsError;
 
-constexpr const char* kProgram = "ringmaster-runs";
-
-// The arguments of one subcommand: flags with values, switches and the other (positional) words.
-struct Parsed
-{
-    QMap<QString, QStringList> values;
-    QSet<QString> switches;
-    QStringList positional;
-};
-
-// "--name=value" and "--name value" both work; any flag not in VALUED or SWITCHES is bad input.
-Parsed parseFlags(const QString& subcommand, const QStringList& arguments, const QStringList& valued, const QStringList& switches)
-{
-    Parsed parsed;
-    for (int i = 0; i < arguments.size(); ++i) {
-        QString argument = arguments[i];
-        if (!argument.startsWith(QStringLiteral("--"))) {
-            parsed.positional << argument;
-            continue;
-        }
-        QString value;
-        bool hasValue = false;
-        if (const auto equals = argument.indexOf(QLatin1Char('=')); equals > 2) {
-            value = argument.mid(equals + 1);
-            argument = argument.left(equals);
-            hasValue = true;
-        }
-        if (switches.contains(argument) && !hasValue) {
-            parsed.switches.insert(argument);
-        } else if (valued.contains(argument)) {
-            if (!hasValue) {
-                if (i + 1 >= arguments.size()) throw RunsError(QStringLiteral("%1 needs a value: e.g. %1 FILE").arg(argument));
-                value = arguments[++i];
-            }
-            if (value.isEmpty()) throw RunsError(QStringLiteral("%1 needs a value: e.g. %1 FILE").arg(argument));
-            parsed.values[argument] << value;
-        } else {
-            throw RunsError(QStringLiteral("%1 %2: unknown flag: see %3 --help").arg(subcommand, argument, QString::fromLatin1(kProgram)));
-        }
-    }
-    return parsed;
-}
-
-QString singleValue(const Parsed& parsed, const QString& flag)
-{
-    const QStringList values = parsed.values.value(flag);
-    if (values.size() > 1) throw RunsError(QStringLiteral("%1 given %2 times: give it once").arg(flag).arg(values.size()));
-    return values.isEmpty() ? QString() : values.first();
-}
+constexpr const char* kProgram = kRunsProgram;
 
 int listCommand(const QStringList& arguments, QTextStream& out)
 {
-    const Parsed parsed = parseFlags(QStringLiteral("list"), arguments, {QStringLiteral("--root")}, {QStringLiteral("--json")});
+    const ParsedFlags parsed = parseFlags(QStringLiteral("list"), arguments, {QStringLiteral("--root")}, {QStringLiteral("--json")});
     if (!parsed.positional.isEmpty()) {
         throw RunsError(QStringLiteral("list %1: unexpected argument: give folders of runs with --root DIR").arg(parsed.positional.first()));
     }
@@ -96,7 +47,7 @@ int listCommand(const QStringList& arguments, QTextStream& out)
 
 int exportCommand(const QStringList& arguments, QTextStream& out, QTextStream& err)
 {
-    const Parsed parsed = parseFlags(QStringLiteral("export"), arguments, {QStringLiteral("--out"), QStringLiteral("--format")}, {});
+    const ParsedFlags parsed = parseFlags(QStringLiteral("export"), arguments, {QStringLiteral("--out"), QStringLiteral("--format")}, {});
     if (parsed.positional.isEmpty()) throw RunsError(QStringLiteral("export: give at least one run directory, e.g. export runs/20261130-101500-cnn --out scalars.csv"));
     const QString outPath = singleValue(parsed, QStringLiteral("--out"));
     if (outPath.isEmpty()) throw RunsError(QStringLiteral("export: give the output file with --out FILE"));
@@ -123,7 +74,7 @@ int exportCommand(const QStringList& arguments, QTextStream& out, QTextStream& e
 
 int bundleCommand(const QStringList& arguments, QTextStream& out)
 {
-    const Parsed parsed = parseFlags(QStringLiteral("bundle"), arguments, {QStringLiteral("--out")},
+    const ParsedFlags parsed = parseFlags(QStringLiteral("bundle"), arguments, {QStringLiteral("--out")},
                                      {QStringLiteral("--with-checkpoints"), QStringLiteral("--with-model")});
     if (parsed.positional.isEmpty()) throw RunsError(QStringLiteral("bundle: give a run directory, e.g. bundle runs/20261130-101500-cnn --out run.tar.gz"));
     if (parsed.positional.size() > 1) throw RunsError(QStringLiteral("bundle: give one run directory (got %1): bundle each run on its own").arg(parsed.positional.size()));
@@ -159,14 +110,21 @@ QString runsUsage()
         "      the run's job, summary, metrics, logs and classes, byte for byte, plus environment.json\n"
         "      --with-checkpoints   add checkpoints/\n"
         "      --with-model         add model.pt\n"
+        "  plot RUN... --out FILE.png|.svg|.pdf [--metric NAME]... [--x step|time] [--smoothing F] [--size W,H]\n"
+        "      the app's scalar chart of the runs, overlaid with a legend (run · name), drawn without a window\n"
+        "      --out FILE       the picture; its extension picks PNG, SVG or PDF (replaced atomically)\n"
+        "      --metric NAME    a scalar to draw; repeat for several (default: loss, else the first name)\n"
+        "      --x step|time    the x axis: step (default) or seconds since each run's first value\n"
+        "      --smoothing F    the smoothed lines' EMA weight, 0 (none) to 0.999 (default 0.6, as in the app)\n"
+        "      --size W,H       the picture's size in pixels (default 1200,800; PDF: 96 per inch)\n"
         "  --help, --version\n"
         "exit codes: 0 done, 2 bad input (nothing written)\n");
 }
 
-int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& err)
+int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& err, const RunsSubcommand& plot)
 {
     if (arguments.isEmpty()) {
-        err << kProgram << ": error: give a command (list, export, bundle): see " << kProgram << " --help\n";
+        err << kProgram << ": error: give a command (list, export, bundle, plot): see " << kProgram << " --help\n";
         return kRunsExitUsage;
     }
     const QString command = arguments.first();
@@ -184,8 +142,11 @@ int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& 
         if (command == QLatin1String("list")) return listCommand(rest, out);
         if (command == QLatin1String("export")) return exportCommand(rest, out, err);
         if (command == QLatin1String("bundle")) return bundleCommand(rest, out);
-        if (command == QLatin1String("plot")) throw RunsError(QStringLiteral("plot is not available yet: export the scalars with export and plot them elsewhere"));
-        throw RunsError(QStringLiteral("%1: unknown command: use list, export or bundle (see %2 --help)").arg(command, QString::fromLatin1(kProgram)));
+        if (command == QLatin1String("plot")) {
+            if (!plot) throw RunsError(QStringLiteral("plot is not built into this program: use ringmaster-runs, or export the scalars and plot them elsewhere"));
+            return plot(rest, out, err);
+        }
+        throw RunsError(QStringLiteral("%1: unknown command: use list, export, bundle or plot (see %2 --help)").arg(command, QString::fromLatin1(kProgram)));
     } catch (const RunsError& e) {
         err << kProgram << ": error: " << e.message() << '\n';
         return kRunsExitUsage;

@@ -14,6 +14,8 @@ fi
 packages=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   qt6-base-dev libgl-dev
+  # ringmaster-runs plot --out FILE.svg
+  qt6-svg-dev
   libtorch-dev libgloo-dev python3-torch python3-pytest zlib1g-dev
   # Debian points libblas.so.3 at the reference BLAS; OpenBLAS (OpenMP build, so torch's thread
   # count governs it) makes the cnn's linear layers ~4x faster.

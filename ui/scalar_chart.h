@@ -43,6 +43,7 @@ public:
     enum class XAxis { Step, WallTime };
     static constexpr std::size_t kMaxPendingPoints = 50000;
     static inline const QString kDefaultName = QStringLiteral("loss");
+    static constexpr double kDefaultSmoothing = 0.6; // the smoothing slider's starting weight
 
     explicit ScalarChart(QWidget* parent = nullptr);
 
@@ -119,7 +120,7 @@ private:
     QTimer m_drainTimer;
     std::vector<std::pair<QString, QCustomPlot*>> m_panels; // top to bottom
     std::map<QString, SeriesGraphs> m_graphs;                // by series key, drawn series only
-    double m_smoothingWeight = 0.6;
+    double m_smoothingWeight = kDefaultSmoothing;
     XAxis m_xAxis = XAxis::Step;
     bool m_followLatest = true;
     bool m_defaultTicked = false; // a name has been ticked by default since the last clear()

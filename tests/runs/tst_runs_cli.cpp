@@ -119,7 +119,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no command") << QStringList{} << QStringLiteral("give a command (list, export, bundle)");
+        QTest::newRow("no command") << QStringList{} << QStringLiteral("give a command (list, export, bundle, plot)");
         QTest::newRow("unknown command") << QStringList{QStringLiteral("frob")} << QStringLiteral("frob: unknown command");
         QTest::newRow("unknown flag") << QStringList{QStringLiteral("list"), QStringLiteral("--colour")} << QStringLiteral("list --colour: unknown flag");
         QTest::newRow("missing root") << QStringList{QStringLiteral("list"), QStringLiteral("--root"), QStringLiteral("ROOT/absent")}
