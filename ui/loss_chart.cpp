@@ -1,17 +1,12 @@
 #include "loss_chart.h"
 
-#include <QCheckBox>
-#include <QComboBox>
-#include <QHBoxLayout>
-#include <QLabel>
-#include <QPushButton>
-#include <QSlider>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <cmath>
 #include <limits>
 
+#include "chart_controls.h"
 #include "qcustomplot.h"
 
 namespace ringmaster::ui {
@@ -97,36 +92,18 @@ LossChart::LossChart(QWidget* parent)
     connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_followLatest = false; });
     connect(m_plot, &QCustomPlot::mouseMove, this, &LossChart::showCrosshair);
 
-    m_axisChoice = new QComboBox(this);
-    m_axisChoice->addItems({tr("x: step"), tr("x: epoch"), tr("x: wall time (s)")});
-    m_axisChoice->setToolTip(tr("What the horizontal axis shows"));
-    connect(m_axisChoice, &QComboBox::currentIndexChanged, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
-    m_smoothingSlider = new QSlider(Qt::Horizontal, this);
-    m_smoothingSlider->setRange(0, 99);
-    m_smoothingSlider->setValue(60);
-    m_smoothingSlider->setMaximumWidth(160);
-    m_smoothingSlider->setToolTip(tr("Exponential moving average weight of the smoothed loss (debiased, as in TensorBoard)"));
-    m_smoothingLabel = new QLabel(tr("smoothing 0.60"), this);
-    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int value) { setSmoothing(value / 100.0); });
-    m_logScale = new QCheckBox(tr("log scale"), this);
-    m_logScale->setToolTip(tr("Logarithmic loss axis"));
-    connect(m_logScale, &QCheckBox::toggled, this, &LossChart::setLogScale);
-    auto* fitButton = new QPushButton(tr("Fit"), this);
-    fitButton->setToolTip(tr("Show the whole run and follow new steps again"));
-    connect(fitButton, &QPushButton::clicked, this, &LossChart::fit);
+    m_controls = new ChartControls({{tr("x: step"), tr("x: epoch"), tr("x: wall time (s)")},
+                                    tr("Exponential moving average weight of the smoothed loss (debiased, as in TensorBoard)"),
+                                    tr("Logarithmic loss axis")},
+                                   m_ema.weight(), this);
+    connect(m_controls, &ChartControls::axisChosen, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
+    connect(m_controls, &ChartControls::smoothingChosen, this, &LossChart::setSmoothing);
+    connect(m_controls, &ChartControls::logScaleChosen, this, &LossChart::setLogScale);
+    connect(m_controls, &ChartControls::fitRequested, this, &LossChart::fit);
 
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(m_axisChoice);
-    controls->addSpacing(12);
-    controls->addWidget(m_smoothingLabel);
-    controls->addWidget(m_smoothingSlider);
-    controls->addSpacing(12);
-    controls->addWidget(m_logScale);
-    controls->addStretch(1);
-    controls->addWidget(fitButton);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(controls);
+    layout->addWidget(m_controls);
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_lrPlot);
 
@@ -314,14 +291,14 @@ void LossChart::setXAxis(XAxis axis)
     m_xAxis = axis;
     static const char* labels[] = {"step", "epoch", "wall time (s)"};
     m_plot->xAxis->setLabel(tr(labels[static_cast<int>(axis)]));
-    if (m_axisChoice->currentIndex() != static_cast<int>(axis)) m_axisChoice->setCurrentIndex(static_cast<int>(axis));
+    m_controls->showAxis(static_cast<int>(axis));
     rebuild();
 }
 
 void LossChart::setSmoothing(double weight)
 {
     m_ema.setWeight(weight);
-    m_smoothingLabel->setText(tr("smoothing %1").arg(m_ema.weight(), 0, 'f', 2));
+    m_controls->showSmoothing(m_ema.weight());
     m_smoothed->data()->clear();
     appendSmoothed(0);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -331,7 +308,7 @@ void LossChart::setLogScale(bool on)
 {
     m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-    if (m_logScale->isChecked() != on) m_logScale->setChecked(on);
+    m_controls->showLogScale(on);
     fit();
 }
 

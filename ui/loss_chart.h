@@ -18,13 +18,11 @@
 
 class QCPGraph;
 class QCPItemStraightLine;
-class QComboBox;
-class QCheckBox;
 class QCustomPlot;
-class QLabel;
-class QSlider;
 
 namespace ringmaster::ui {
+
+class ChartControls;
 
 class LossChart : public QWidget
 {
@@ -77,10 +75,7 @@ private:
     QCPGraph* m_valAccuracy;
     QCPGraph* m_lr;
     QCPItemStraightLine* m_cursor;
-    QComboBox* m_axisChoice;
-    QSlider* m_smoothingSlider;
-    QLabel* m_smoothingLabel;
-    QCheckBox* m_logScale;
+    ChartControls* m_controls;
     QTimer m_drainTimer;
     bool m_followLatest = true;
 

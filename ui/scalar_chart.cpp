@@ -1,15 +1,10 @@
 #include "scalar_chart.h"
 
-#include <QCheckBox>
-#include <QComboBox>
 #include <QDateTime>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
-#include <QPushButton>
 #include <QScrollArea>
 #include <QSet>
-#include <QSlider>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -18,6 +13,7 @@
 #include <limits>
 #include <tuple>
 
+#include "chart_controls.h"
 #include "qcustomplot.h"
 #include "scalar_panel.h"
 
@@ -71,36 +67,18 @@ ScalarChart::ScalarChart(QWidget* parent)
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({200, 800});
 
-    m_axisChoice = new QComboBox(this);
-    m_axisChoice->addItems({tr("x: step"), tr("x: wall time (s)")});
-    m_axisChoice->setToolTip(tr("What the horizontal axis shows"));
-    connect(m_axisChoice, &QComboBox::currentIndexChanged, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
-    m_smoothingSlider = new QSlider(Qt::Horizontal, this);
-    m_smoothingSlider->setRange(0, 99);
-    m_smoothingSlider->setValue(static_cast<int>(std::lround(m_smoothingWeight * 100)));
-    m_smoothingSlider->setMaximumWidth(160);
-    m_smoothingSlider->setToolTip(tr("Exponential moving average weight of every smoothed line (debiased, as in TensorBoard)"));
-    m_smoothingLabel = new QLabel(tr("smoothing %1").arg(m_smoothingWeight, 0, 'f', 2), this);
-    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int value) { setSmoothing(value / 100.0); });
-    m_logScale = new QCheckBox(tr("log scale"), this);
-    m_logScale->setToolTip(tr("Logarithmic value axes"));
-    connect(m_logScale, &QCheckBox::toggled, this, &ScalarChart::setLogScale);
-    auto* fitButton = new QPushButton(tr("Fit"), this);
-    fitButton->setToolTip(tr("Show the whole run and follow new steps again"));
-    connect(fitButton, &QPushButton::clicked, this, &ScalarChart::fit);
+    m_controls = new ChartControls({{tr("x: step"), tr("x: wall time (s)")},
+                                    tr("Exponential moving average weight of every smoothed line (debiased, as in TensorBoard)"),
+                                    tr("Logarithmic value axes")},
+                                   m_smoothingWeight, this);
+    connect(m_controls, &ChartControls::axisChosen, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
+    connect(m_controls, &ChartControls::smoothingChosen, this, &ScalarChart::setSmoothing);
+    connect(m_controls, &ChartControls::logScaleChosen, this, &ScalarChart::setLogScale);
+    connect(m_controls, &ChartControls::fitRequested, this, &ScalarChart::fit);
 
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(m_axisChoice);
-    controls->addSpacing(12);
-    controls->addWidget(m_smoothingLabel);
-    controls->addWidget(m_smoothingSlider);
-    controls->addSpacing(12);
-    controls->addWidget(m_logScale);
-    controls->addStretch(1);
-    controls->addWidget(fitButton);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(controls);
+    layout->addWidget(m_controls);
     layout->addWidget(splitter, 1);
 
     rebuildPanels();
@@ -219,7 +197,7 @@ void ScalarChart::rebuildPanels()
 QCustomPlot* ScalarChart::makePanel(const QString& title)
 {
     QCustomPlot* plot = createScalarPanel(m_panelArea, title, m_xAxis == XAxis::Step ? tr("step") : tr("wall time (s)"),
-                                          m_logScale->isChecked());
+                                          m_controls->logScale());
     // A user who zooms or pans keeps their view; "Fit" returns to following the run.
     connect(plot, &QCustomPlot::mousePress, this, [this] { m_followLatest = false; });
     connect(plot, &QCustomPlot::mouseWheel, this, [this] { m_followLatest = false; });
@@ -276,7 +254,7 @@ void ScalarChart::followLatest()
     // From the graphs' ends and the store's running extremes: no rescan of the points per drain.
     double first = std::numeric_limits<double>::infinity(), last = -first;
     std::map<QString, std::pair<double, double>> panelRanges;
-    const bool log = m_logScale->isChecked();
+    const bool log = m_controls->logScale();
     for (const auto& [key, graphs] : m_graphs) {
         const ScalarSeries* series = m_store.find(key);
         if (series == nullptr || graphs.raw->data()->isEmpty()) continue;
@@ -325,7 +303,7 @@ void ScalarChart::truncateAfter(qint64 step)
 void ScalarChart::setXAxis(XAxis axis)
 {
     m_xAxis = axis;
-    if (m_axisChoice->currentIndex() != static_cast<int>(axis)) m_axisChoice->setCurrentIndex(static_cast<int>(axis));
+    m_controls->showAxis(static_cast<int>(axis));
     for (auto& [title, plot] : m_panels) plot->xAxis->setLabel(axis == XAxis::Step ? tr("step") : tr("wall time (s)"));
     redrawAll();
     fit();
@@ -334,14 +312,14 @@ void ScalarChart::setXAxis(XAxis axis)
 void ScalarChart::setSmoothing(double weight)
 {
     m_smoothingWeight = std::clamp(weight, 0.0, DebiasedEma::kMaxWeight);
-    m_smoothingLabel->setText(tr("smoothing %1").arg(m_smoothingWeight, 0, 'f', 2));
+    m_controls->showSmoothing(m_smoothingWeight);
     redrawAll();
     replotAll();
 }
 
 void ScalarChart::setLogScale(bool on)
 {
-    if (m_logScale->isChecked() != on) m_logScale->setChecked(on); // calls back here once
+    m_controls->showLogScale(on);
     for (auto& [title, plot] : m_panels) setLogValueAxis(plot, on);
     fit();
 }

@@ -24,16 +24,15 @@
 #include "scalar_series.h"
 
 class QCPGraph;
-class QCheckBox;
-class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QListWidget;
 class QListWidgetItem;
-class QSlider;
 class QVBoxLayout;
 
 namespace ringmaster::ui {
+
+class ChartControls;
 
 class ScalarChart : public QWidget
 {
@@ -113,10 +112,7 @@ private:
     QWidget* m_panelArea;
     QVBoxLayout* m_panelLayout;
     QLabel* m_placeholder;
-    QComboBox* m_axisChoice;
-    QSlider* m_smoothingSlider;
-    QLabel* m_smoothingLabel;
-    QCheckBox* m_logScale;
+    ChartControls* m_controls;
     QTimer m_drainTimer;
     std::vector<std::pair<QString, QCustomPlot*>> m_panels; // top to bottom
     std::map<QString, SeriesGraphs> m_graphs;                // by series key, drawn series only
