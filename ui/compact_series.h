@@ -125,6 +125,17 @@ public:
     // The indices of the smallest and of the largest finite value in [first, last) (the first of equal
     // ones); {kNone, kNone} when none is finite.
     std::pair<std::size_t, std::size_t> extremes(std::size_t first, std::size_t last) const;
+    // The pyramid's levels (level l holds the complete blocks of 16 << l points) and the extremes of
+    // one block, as extremes() gives them: O(1).
+    std::size_t levels() const { return m_levels.size(); }
+    static std::size_t blockSize(std::size_t level) { return std::size_t(1) << (kBaseShift + level); }
+    std::pair<std::size_t, std::size_t> blockExtremes(std::size_t level, std::size_t block) const
+    {
+        const Block& b = m_levels[level][block];
+        if (b.low == kNoIndex) return {kNone, kNone};
+        return {b.low, b.high};
+    }
+    std::size_t blockCount(std::size_t level) const { return m_levels[level].size(); }
     std::size_t memoryBytes() const;
 
 private:

@@ -53,7 +53,7 @@ bool ScalarSeriesStore::add(const QString& run, const QString& name, qint64 step
     const ScalarPoint point{step, wallTime, value};
     if (series.level == 0) push(&series, point);
     else gather(&series, point);
-    if (series.size() >= m_maxPoints) decimate(&series);
+    if (series.size() > m_maxPoints) decimate(&series); // never more than the bound once add() returns
     return true;
 }
 

@@ -77,23 +77,56 @@ ReducedSeries reduceToColumns(const MinMaxColumn& values, std::size_t count, con
     out.values.reserve(2 * columns + 4);
     const double width = (high - low) / columns;
     put(first);
-    std::size_t i = first + 1;
     const std::size_t end = last - 1;
-    while (i < end) {
-        // The column of point i, and the first point past it.
-        const double column = std::floor((keyAt(i) - low) / width);
-        const std::size_t next = std::max(i + 1, gallopTo(keyAt, i, end, low + (column + 1) * width));
-        const auto [lowest, highest] = values.extremes(i, next);
+    // The pyramid level whose blocks are at most half a column's points: a column is then a few whole
+    // blocks (O(1) each) and the partial ones at the range's edges. A block that straddles two columns
+    // counts in the first; its extremes are still drawn at their own x.
+    const std::size_t perColumn = (end - first) / static_cast<std::size_t>(columns);
+    std::size_t level = 0;
+    bool blocks = values.levels() > 0 && perColumn >= 2 * MinMaxColumn::blockSize(0);
+    while (blocks && level + 1 < values.levels() && 2 * MinMaxColumn::blockSize(level + 1) <= perColumn) ++level;
+    const std::size_t span = MinMaxColumn::blockSize(level);
+    std::size_t i = first + 1;
+    double column = std::floor((keyAt(i) - low) / width);
+    std::size_t lowest = MinMaxColumn::kNone, highest = MinMaxColumn::kNone, columnStart = i;
+    const auto flushColumn = [&] {
         if (lowest == MinMaxColumn::kNone) {
-            put(i);
+            put(columnStart);
         } else if (lowest == highest) {
             put(lowest);
         } else {
             put(std::min(lowest, highest));
             put(std::max(lowest, highest));
         }
+        lowest = highest = MinMaxColumn::kNone;
+    };
+    while (i < end) {
+        // The next unit: a whole block when i starts one, else up to the next block boundary (or the
+        // next column's first point, when not using blocks).
+        std::size_t next;
+        std::pair<std::size_t, std::size_t> found;
+        if (blocks && i % span == 0 && i + span <= end && i / span < values.blockCount(level)) {
+            next = i + span;
+            found = values.blockExtremes(level, i / span);
+        } else {
+            next = blocks ? std::min(end, (i / span + 1) * span)
+                          : std::max(i + 1, gallopTo(keyAt, i, end, low + (column + 1) * width));
+            found = values.extremes(i, next);
+        }
+        if (found.first != MinMaxColumn::kNone) {
+            if (lowest == MinMaxColumn::kNone || values[found.first] < values[lowest]) lowest = found.first;
+            if (highest == MinMaxColumn::kNone || values[found.second] > values[highest]) highest = found.second;
+        }
         i = next;
+        if (i >= end) break;
+        const double nextColumn = std::floor((keyAt(i) - low) / width);
+        if (nextColumn != column) {
+            flushColumn();
+            column = nextColumn;
+            columnStart = i;
+        }
     }
+    flushColumn();
     if (end > first) put(end);
     return out;
 }

@@ -60,6 +60,10 @@ void timeReplots(ScalarChart* chart, const char* what, double lastKey)
         total += ms;
     }
     std::printf("%s: replot after a zoom: mean %.1f ms, worst %.1f ms (target <= 30 ms)\n", what, total / times, worst);
+    QElapsedTimer again;
+    again.start();
+    for (int i = 0; i < times; ++i) plot->replot(QCustomPlot::rpImmediateRefresh);
+    std::printf("%s: replot of an unchanged view (drawing only): mean %.1f ms\n", what, again.nsecsElapsed() / 1e6 / times);
 }
 
 } // namespace
@@ -83,6 +87,10 @@ int main(int argc, char** argv)
         const int kept = chart.pointCount(QStringLiteral("loss"));
         std::printf("1 run x %lld points: %d kept, RSS +%.1f MiB = %.1f bytes per kept point (target <= 24), filled in %.1f s\n",
                     static_cast<long long>(kLong), kept, (after - before) / 1024.0, (after - before) * 1024.0 / std::max(kept, 1), fillS);
+#ifdef RINGMASTER_BENCH_STORE_BYTES
+        std::printf("store: %.2f bytes per kept point (ScalarSeriesStore::memoryBytes(), the columns and the min/max pyramid)\n",
+                    static_cast<double>(chart.store().memoryBytes()) / std::max<std::size_t>(chart.store().pointCount(), 1));
+#endif
         chart.fit();
         timeReplots(&chart, "1 run x 10,000,000", static_cast<double>(kLong));
     }
