@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <tuple>
 
@@ -182,11 +183,25 @@ void ScalarChart::rebuildPanels()
         m_panels.emplace_back(title, plot);
         m_panelLayout->addWidget(plot, 1);
         int colour = 0;
+        std::map<QString, int> seriesOfRun; // a run of its own colour tells its scalars apart by line style
         for (const auto& [key, series] : m_store.series()) {
             if (ScalarSeriesStore::panelOf(series.name) != title || !isTicked(series.name)) continue;
             SeriesGraphs& graphs = m_graphs[key];
             const QString legend = series.run.isEmpty() ? series.name : series.run + QStringLiteral(" · ") + series.name;
-            std::tie(graphs.raw, graphs.smoothed) = addSeriesGraphs(plot, legend, colour++);
+            const auto runColour = m_runColours.find(series.run);
+            std::tie(graphs.raw, graphs.smoothed) = addSeriesGraphs(plot, legend, runColour == m_runColours.end() ? colour++ : 0);
+            if (runColour != m_runColours.end()) {
+                static const Qt::PenStyle kStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+                const Qt::PenStyle style = kStyles[seriesOfRun[series.run]++ % std::size(kStyles)];
+                const QColor& base = runColour->second;
+                QPen raw = graphs.raw->pen();
+                raw.setColor(QColor(base.red(), base.green(), base.blue(), raw.color().alpha()));
+                graphs.raw->setPen(raw);
+                QPen smoothed = graphs.smoothed->pen();
+                smoothed.setColor(base);
+                smoothed.setStyle(style);
+                graphs.smoothed->setPen(smoothed);
+            }
             graphs.ema.setWeight(m_smoothingWeight);
             graphs.version = -1; // draw from the first point
             drawNewPoints(key, &graphs);
@@ -339,6 +354,13 @@ void ScalarChart::truncateAfter(qint64 step)
     if (m_store.truncateAfter(QString(), step).isEmpty()) return;
     for (auto& [key, graphs] : m_graphs) smoothNewPoints(key, &graphs);
     fit();
+}
+
+void ScalarChart::setRunColour(const QString& run, const QColor& colour)
+{
+    if (colour.isValid()) m_runColours[run] = colour;
+    else m_runColours.erase(run);
+    if (!m_panels.empty()) rebuildPanels();
 }
 
 void ScalarChart::setXAxis(XAxis axis)

@@ -15,7 +15,11 @@
 // costs about what one of 10,000 does. The smoothed line is kept beside the store as float32 with its
 // own min/max pyramid and drawn the same way. Series are keyed by run label and name (appendPoint), so
 // the same widget can draw several runs overlaid; the live run's label is empty.
+// A run given a colour (setRunColour: the Runs tab's compare) draws all its series in that colour, its
+// scalars told apart by line style (solid, dashed, dotted, ...); other series take the next colour of the
+// panel's cycle.
 
+#include <QColor>
 #include <QStringList>
 #include <QTimer>
 #include <QVector>
@@ -67,6 +71,8 @@ public:
     void setLogScale(bool on);
     void fit();
     void setMaxPointsPerSeries(std::size_t limit) { m_store.setMaxPointsPerSeries(limit); }
+    // Draws every series of RUN in COLOUR (an invalid colour: back to the panel's cycle); kept across clear().
+    void setRunColour(const QString& run, const QColor& colour);
 
     // The names listed, in list order (sorted).
     QStringList names() const;
@@ -133,6 +139,7 @@ private:
     QTimer m_drainTimer;
     std::vector<std::pair<QString, QCustomPlot*>> m_panels; // top to bottom
     std::map<QString, SeriesGraphs> m_graphs;                // by series key, drawn series only
+    std::map<QString, QColor> m_runColours;                  // setRunColour's, by run label
     double m_smoothingWeight = kDefaultSmoothing;
     XAxis m_xAxis = XAxis::Step;
     bool m_followLatest = true;
