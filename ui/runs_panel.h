@@ -32,6 +32,7 @@ namespace ringmaster::ui {
 class RunsFilterProxy;
 class LogPanel;
 class RunsModel;
+class RunActions;
 class ScalarChart;
 
 class RunsPanel : public QWidget
@@ -58,6 +59,8 @@ public:
     QLineEdit* filterEdit() const { return m_filter; }
     ScalarChart* chart() const { return m_chart; }
     LogPanel* logs() const { return m_logs; }
+    // The Actions menu (resume, new job, exports) on the selected runs.
+    RunActions* actions() const { return m_actions; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* statusLabel() const { return m_status; }
     bool isRefreshing() const { return m_listing.isRunning(); }
@@ -125,6 +128,7 @@ private:
     QPushButton* m_rename;
     QPushButton* m_notes;
     QPushButton* m_delete;
+    RunActions* m_actions;
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;
     QFutureWatcher<Listing> m_listing;
