@@ -29,6 +29,7 @@
 #include "hyperparameter_table.h"
 #include "log_panel.h"
 #include "run_colours.h"
+#include "run_actions.h"
 #include "run_files.h"
 #include "run_listing.h"
 #include "runs_model.h"
@@ -100,6 +101,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_rename(new QPushButton(tr("Rename…"), this))
     , m_notes(new QPushButton(tr("Notes…"), this))
     , m_delete(new QPushButton(tr("Delete…"), this))
+    , m_actions(new RunActions([this] { return selectedRuns(); }, [this] { return m_model->activeRun(); }, this))
 {
     m_proxy->setSourceModel(m_model);
     m_table->setModel(m_proxy);
@@ -150,6 +152,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     connect(m_table, &QTableView::customContextMenuRequested, this, &RunsPanel::showTableMenu);
     auto* buttons = new QHBoxLayout;
     for (QPushButton* button : {m_open, m_compare, m_rename, m_notes, m_delete}) buttons->addWidget(button);
+    buttons->addWidget(m_actions);
     buttons->addSpacing(12);
     buttons->addWidget(m_status, 1);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -43,6 +43,7 @@ class RunsFilterProxy;
 class HyperparameterTable;
 class LogPanel;
 class RunsModel;
+class RunActions;
 class ScalarChart;
 
 class RunsPanel : public QWidget
@@ -71,6 +72,8 @@ public:
     LogPanel* logs() const { return m_logs; }
     HyperparameterTable* hyperparameters() const { return m_hyperparameters; }
     QTabWidget* detailTabs() const { return m_detailTabs; }
+    // The Actions menu (resume, new job, exports) on the selected runs.
+    RunActions* actions() const { return m_actions; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* statusLabel() const { return m_status; }
     bool isRefreshing() const { return m_listing.isRunning(); }
@@ -148,6 +151,7 @@ private:
     QPushButton* m_rename;
     QPushButton* m_notes;
     QPushButton* m_delete;
+    RunActions* m_actions;
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;
     QFutureWatcher<Listing> m_listing;
