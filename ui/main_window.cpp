@@ -24,6 +24,8 @@
 #include "log_panel.h"
 #include "loss_chart.h"
 #include "rank_table.h"
+#include "resume_history.h"
+#include "run_actions.h"
 #include "run_supervisor.h"
 #include "runs_panel.h"
 #include "scalar_chart.h"
@@ -146,6 +148,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
     m_jobForm->setWorldSize(m_gpuPanel->worldSize());
     m_runsPanel->setOutputRootProvider([this] { return currentJob().outputRoot; });
+    connect(m_runsPanel->actions(), &RunActions::resumeRequested, this, &MainWindow::resumeRun);
+    connect(m_runsPanel->actions(), &RunActions::newJobRequested, this, &MainWindow::newJobFromRun);
 
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
@@ -223,8 +227,13 @@ bool MainWindow::startRun()
                    true);
         return false;
     }
+    return startJob(currentJob());
+}
+
+bool MainWindow::startJob(const supervisor::JobSpec& job)
+{
     if (isCheckingStart()) return false;
-    m_preflightJob = currentJob();
+    m_preflightJob = job;
     m_checkingStart = true;
     m_banner->setVisible(false);
     // runPreflight waits for ringmaster-trainer --validate-only (up to a minute): not on this thread.
@@ -234,6 +243,43 @@ bool MainWindow::startRun()
         return supervisor::runPreflight(job, cancel.get());
     }));
     onStateChanged(m_supervisor->state());
+    return true;
+}
+
+bool MainWindow::resumeRun(const QString& runDir, const QString& checkpoint)
+{
+    const auto state = m_supervisor->state();
+    if (isCheckingStart() || (state != supervisor::RunState::Idle && !supervisor::isFinal(state))) {
+        showBanner(tr("A run is active: stop it before resuming another."), true);
+        return false;
+    }
+    supervisor::JobSpec job;
+    try {
+        job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
+    } catch (const supervisor::JobError& e) {
+        showBanner(tr("<b>Not resumed:</b> %1").arg(e.message().toHtmlEscaped()), true);
+        return false;
+    }
+    job.runDir.clear();   // the earlier launch's resolved values, as ringmaster-launch --resume clears them
+    job.masterPort = 0;
+    job.trainerPath.clear();
+    job.resume = checkpoint.isEmpty() ? runDir : checkpoint;
+    return startJob(job);
+}
+
+bool MainWindow::newJobFromRun(const QString& runDir)
+{
+    try {
+        auto job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
+        job.runDir.clear();   // a new run: a new folder, a free port, the trainer found as for any Start
+        job.masterPort = 0;
+        job.trainerPath.clear();
+        job.resume.clear();
+        loadJob(job);
+    } catch (const supervisor::JobError& e) {
+        showBanner(tr("<b>Not loaded:</b> %1").arg(e.message().toHtmlEscaped()), true);
+        return false;
+    }
     return true;
 }
 
@@ -282,6 +328,7 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
     m_rankTable->update(m_supervisor->ranks());
     setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
     m_runsPanel->setActiveRun(m_supervisor->runDir());   // the new run appears in the Runs tab
+    if (!job.resume.isEmpty()) replayResumedHistory(*m_chart, job.resume);   // the chart continues
 }
 
 void MainWindow::onStateChanged(supervisor::RunState state)

@@ -55,6 +55,12 @@ public:
     // Forgets a start that is still checking: its result is dropped, nothing is launched.
     void cancelStart();
     void restoreLastJob();
+    // The Runs tab's Resume: continues RUN_DIR with its own job.json from CHECKPOINT (a file in its
+    // checkpoints/, or "" for the newest), as `ringmaster-launch --resume CHECKPOINT` does; the form is
+    // left as it is. False (reason in the banner) when a run is active or the job cannot be read.
+    bool resumeRun(const QString& runDir, const QString& checkpoint);
+    // The Runs tab's New job from this run: the form takes RUN_DIR's job.json (as Load job… does).
+    bool newJobFromRun(const QString& runDir);
     // Tests and --start close without asking.
     void setConfirmOnClose(bool confirm) { m_confirmOnClose = confirm; }
 
@@ -83,6 +89,7 @@ private:
     void updateProgress(const supervisor::StepMetric& latest);
     void updateActions();
     void onPreflightDone();
+    bool startJob(const supervisor::JobSpec& job);
     void launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked);
     void showBanner(const QString& html, bool error);
     void saveJobAs();

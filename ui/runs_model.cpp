@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "run_colours.h"
+
 namespace ringmaster::ui {
 namespace {
 
@@ -108,6 +110,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case kSortRole: return sortValue(run, index.column());
     case kPathRole: return run.path;
     case kFilterRole: return QStringList{run.name, run.title, run.model, display(run, Status).toString(), run.notes}.join(QLatin1Char('\n'));
+    case Qt::CheckStateRole:
+        return index.column() == Name ? QVariant(m_ticked.contains(QDir::cleanPath(run.path)) ? Qt::Checked : Qt::Unchecked) : QVariant();
+    case Qt::DecorationRole:
+        return index.column() == Name ? QVariant(runColour(run)) : QVariant();
     case Qt::TextAlignmentRole:
         return static_cast<int>(index.column() >= World ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::BackgroundRole:
@@ -128,6 +134,40 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     }
     default: return {};
     }
+}
+
+QStringList RunsModel::tickedRuns() const
+{
+    QStringList paths;
+    for (const runs::RunRecord& run : m_runs) {
+        if (m_ticked.contains(QDir::cleanPath(run.path))) paths << QDir::cleanPath(run.path);
+    }
+    return paths;
+}
+
+void RunsModel::setTickedRuns(const QStringList& paths)
+{
+    m_ticked.clear();
+    for (const QString& path : paths) m_ticked.insert(QDir::cleanPath(path));
+    if (!m_runs.isEmpty()) Q_EMIT dataChanged(index(0, Name), index(static_cast<int>(m_runs.size()) - 1, Name), {Qt::CheckStateRole});
+}
+
+bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int role)
+{
+    if (role != Qt::CheckStateRole || !index.isValid() || index.column() != Name || index.row() >= m_runs.size()) return false;
+    const QString path = QDir::cleanPath(m_runs[index.row()].path);
+    if (value.value<Qt::CheckState>() == Qt::Checked) m_ticked.insert(path);
+    else m_ticked.remove(path);
+    Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
+    Q_EMIT tickToggled();
+    return true;
+}
+
+Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const
+{
+    Qt::ItemFlags flags = QAbstractTableModel::flags(index);
+    if (index.isValid() && index.column() == Name) flags |= Qt::ItemIsUserCheckable;
+    return flags;
 }
 
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const

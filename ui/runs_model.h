@@ -4,10 +4,14 @@
 // val acc, duration). The name column shows the user's title when the run has one (notes.json). Display
 // text is formatted as the CLI formats it; kSortRole gives the raw value (numbers as numbers, times as
 // milliseconds) so that RunsFilterProxy sorts 10 after 9. A damaged run's row is tinted and its problems
-// are the tooltip. The run that is live now (setActiveRun) shows as "running", in bold.
+// are the tooltip. The run that is live now (setActiveRun) shows as "running", in bold. The name column's
+// swatch (DecorationRole) is the colour the run is drawn in when compared (run_colours.h), and its tick
+// says whether the run is drawn in the Runs tab's chart (kept by path across setRuns; a user's tick or
+// untick is announced by tickToggled, one set in code is not).
 
 #include <QAbstractTableModel>
 #include <QList>
+#include <QSet>
 #include <QSortFilterProxyModel>
 
 #include "run_record.h"
@@ -33,14 +37,23 @@ public:
     // The run directory being written by the live run ("" when none).
     void setActiveRun(const QString& path);
     const QString& activeRun() const { return m_activeRun; }
+    // The runs ticked (clean paths), in the order of the rows; setTickedRuns ticks exactly these.
+    QStringList tickedRuns() const;
+    void setTickedRuns(const QStringList& paths);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
 
     // The label a run is shown under (its title, else its directory's name).
     static QString labelOf(const runs::RunRecord& run);
+
+Q_SIGNALS:
+    // The user ticked or unticked a run (setData with Qt::CheckStateRole).
+    void tickToggled();
 
 private:
     QVariant display(const runs::RunRecord& run, int column) const;
@@ -49,6 +62,7 @@ private:
 
     QList<runs::RunRecord> m_runs;
     QString m_activeRun;
+    QSet<QString> m_ticked;   // clean paths
 };
 
 // Sorts by kSortRole (missing values first when ascending, numbers numerically, text case-insensitively)

@@ -1,5 +1,6 @@
 #include "runs_panel.h"
 
+#include <QColorDialog>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -12,6 +13,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -22,8 +24,12 @@
 #include <QtConcurrent>
 
 #include <algorithm>
+#include <utility>
 
+#include "hyperparameter_table.h"
 #include "log_panel.h"
+#include "run_colours.h"
+#include "run_actions.h"
 #include "run_files.h"
 #include "run_listing.h"
 #include "runs_model.h"
@@ -88,12 +94,14 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_summary(new QLabel(this))
     , m_chart(new ScalarChart(this))
     , m_logs(new LogPanel(this))
+    , m_hyperparameters(new HyperparameterTable(this))
     , m_detailTabs(new QTabWidget(this))
     , m_open(new QPushButton(tr("Open"), this))
     , m_compare(new QPushButton(tr("Compare"), this))
     , m_rename(new QPushButton(tr("Rename…"), this))
     , m_notes(new QPushButton(tr("Notes…"), this))
     , m_delete(new QPushButton(tr("Delete…"), this))
+    , m_actions(new RunActions([this] { return selectedRuns(); }, [this] { return m_model->activeRun(); }, this))
 {
     m_proxy->setSourceModel(m_model);
     m_table->setModel(m_proxy);
@@ -135,8 +143,16 @@ RunsPanel::RunsPanel(QWidget* parent)
         openRunsInChart({index.data(RunsModel::kPathRole).toString()});
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateButtons);
+    // A run ticked or unticked in the table joins or leaves the chart (once per burst of ticks).
+    m_reopenTicked.setSingleShot(true);
+    m_reopenTicked.setInterval(0);
+    connect(m_model, &RunsModel::tickToggled, &m_reopenTicked, qOverload<>(&QTimer::start));
+    connect(&m_reopenTicked, &QTimer::timeout, this, [this] { openRunsInChart(m_model->tickedRuns()); });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QTableView::customContextMenuRequested, this, &RunsPanel::showTableMenu);
     auto* buttons = new QHBoxLayout;
     for (QPushButton* button : {m_open, m_compare, m_rename, m_notes, m_delete}) buttons->addWidget(button);
+    buttons->addWidget(m_actions);
     buttons->addSpacing(12);
     buttons->addWidget(m_status, 1);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -160,6 +176,8 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_detailTabs->addTab(m_chart, tr("Scalars"));
     m_detailTabs->addTab(m_logs, tr("Logs"));
     m_detailTabs->setTabToolTip(1, tr("The logs of the run opened (of the first run, when comparing)"));
+    m_detailTabs->addTab(m_hyperparameters, tr("Hyperparameters"));
+    m_detailTabs->setTabToolTip(2, tr("The job.json settings of the runs opened, side by side"));
     details->addWidget(m_detailTabs);
     details->setStretchFactor(1, 1);
 
@@ -239,6 +257,7 @@ void RunsPanel::onListed()
                               .arg(QDir::toNativeSeparators(listedRoots.join(QStringLiteral(", ")))));
     }
     updateButtons();
+    applyCompareColours();   // a colour chosen since, or a run renamed and back: the open comparison follows
     Q_EMIT refreshed();
     if (m_refreshAgain) {
         m_refreshAgain = false;
@@ -373,7 +392,11 @@ void RunsPanel::addFolder()
 
 void RunsPanel::openRunsInChart(const QStringList& runDirs)
 {
-    if (runDirs.isEmpty()) return;
+    if (runDirs.isEmpty()) {   // the last tick removed: an empty chart
+        m_openingPaths.clear();
+        m_opening.setFuture(QtConcurrent::run([] { return QList<OpenedRun>(); }));
+        return;
+    }
     // Each run is drawn under its label; two runs of the same title keep their folder's name too.
     QList<std::pair<QString, QString>> jobs;   // path, label
     QStringList labels;
@@ -389,7 +412,7 @@ void RunsPanel::openRunsInChart(const QStringList& runDirs)
     m_opening.setFuture(QtConcurrent::run([jobs] {
         QList<OpenedRun> opened;
         for (const auto& [path, label] : jobs) {
-            OpenedRun run{label, {}, {}};
+            OpenedRun run{label, {}, {}, runs::readRunJob(path)};
             if (opened.isEmpty()) run.logLines = readLogTails(path);
             try {
                 run.table = runs::readRunScalars(path);
@@ -406,6 +429,17 @@ void RunsPanel::onOpened()
 {
     const QList<OpenedRun> opened = m_opening.result();
     m_chart->clear();
+    for (const QString& label : std::as_const(m_openLabels)) m_chart->setRunColour(label, QColor());
+    m_openLabels.clear();
+    m_openJobs.clear();
+    m_openColours.clear();
+    for (const OpenedRun& run : opened) {
+        m_openLabels << run.label;
+        m_openJobs << run.job;
+    }
+    m_openRuns = m_openingPaths;
+    m_model->setTickedRuns(m_openRuns);   // the ticks show what the chart draws
+    applyCompareColours();   // before the points: the panels are built once, in the runs' colours
     QList<runs::RunRecord> records;
     for (const OpenedRun& run : opened) {
         for (const runs::ScalarRecord& point : run.table.records) {
@@ -430,9 +464,72 @@ void RunsPanel::onOpened()
         records.append(record);
     }
     showSummary(records);
-    m_openRuns = m_openingPaths;
+    if (records.isEmpty()) m_summary->setText(tr("<i>Open a run (double-click) to see its summary and scalars here.</i>"));
     m_status->setText(tr("Opened %n run(s).", nullptr, static_cast<int>(m_openRuns.size())));
     Q_EMIT runsOpened(m_openRuns);
+}
+
+void RunsPanel::applyCompareColours()
+{
+    if (m_openLabels.isEmpty() || m_openLabels.size() != m_openRuns.size()) return;
+    QList<QColor> colours;
+    if (m_openRuns.size() >= 2) {   // one run alone: its scalars keep the chart's colour cycle
+        QList<runs::RunRecord> records;
+        for (const QString& path : std::as_const(m_openRuns)) {
+            runs::RunRecord record;
+            if (const runs::RunRecord* listed = recordOf(path)) record = *listed;
+            record.path = path;
+            record.name = QFileInfo(QDir::cleanPath(path)).fileName();
+            records << record;
+        }
+        colours = compareColours(records);
+    }
+    const bool changed = colours != m_openColours;
+    m_openColours = colours;
+    for (int i = 0; i < m_openLabels.size(); ++i) {
+        // setRunColour redraws the panels: only when a colour really changed (a refresh keeps the user's zoom).
+        if (changed) m_chart->setRunColour(m_openLabels[i], colours.value(i));
+    }
+    m_hyperparameters->setRuns(m_openLabels, m_openColours, m_openJobs);
+}
+
+bool RunsPanel::saveRunColour(const QString& runDir, const QColor& colour)
+{
+    try {
+        runs::writeRunColour(runDir, colour.isValid() ? colour.name(QColor::HexRgb) : QString());
+    } catch (const runs::RunsError& e) {
+        m_status->setText(e.message());
+        return false;
+    }
+    refresh();
+    return true;
+}
+
+void RunsPanel::chooseColourOfSelected()
+{
+    const runs::RunRecord* run = recordOf(selectedRuns().value(0));
+    if (!run) return;
+    const QString path = run->path;   // the dialog runs the event loop: the listing may change under it
+    const QColor colour = QColorDialog::getColor(runColour(*run), this, tr("Colour of %1").arg(RunsModel::labelOf(*run)));
+    if (colour.isValid()) saveRunColour(path, colour);
+}
+
+void RunsPanel::showTableMenu(const QPoint& position)
+{
+    const QModelIndex index = m_table->indexAt(position);
+    if (!index.isValid()) return;
+    const QString path = index.data(RunsModel::kPathRole).toString();
+    if (!selectedRuns().contains(path)) selectRuns({path});
+    QMenu menu(this);
+    QAction* colour = menu.addAction(tr("Colour…"));
+    connect(colour, &QAction::triggered, this, &RunsPanel::chooseColourOfSelected);
+    colour->setToolTip(tr("The colour this run is drawn in when compared (kept in its notes.json)"));
+    const runs::RunRecord* run = recordOf(path);
+    QAction* automatic = menu.addAction(tr("Automatic colour"));
+    connect(automatic, &QAction::triggered, this, [this, path] { saveRunColour(path, QColor()); });
+    automatic->setEnabled(run && !run->colour.isEmpty());
+    colour->setEnabled(selectedRuns().size() == 1);
+    menu.exec(m_table->viewport()->mapToGlobal(position));
 }
 
 void RunsPanel::showSummary(const QList<runs::RunRecord>& records)

@@ -9,14 +9,24 @@
 // (core/runs scalar_table.h), also off the GUI thread, into this tab's own ScalarChart, one overlaid run
 // per label, and show the run's summary, and the first run's logs in the tab's own log view: the live run
 // keeps the "All scalars" chart and the Logs tab to itself.
+// Each row's tick says whether the run is in the chart: ticking or unticking runs overlays or removes
+// their curves (Open and Compare tick exactly the runs they open). Compare draws each run in its own colour (run_colours.h: the user's, kept in notes.json, or one derived
+// from the folder's name), the same at every refresh and re-open; the table's swatch shows it and the
+// table's context menu changes it (Colour…, Automatic colour). The Hyperparameters tab beside the chart
+// lists the job.json settings that differ between the opened runs (HyperparameterTable), read with the
+// scalars off the GUI thread. The chart's "wall time" axis counts from each run's own first point, so
+// runs started on different days overlay.
 
+#include <QColor>
 #include <QFutureWatcher>
 #include <QStringList>
+#include <QTimer>
 #include <QWidget>
 
 #include <functional>
 #include <map>
 
+#include "job_diff.h"
 #include "run_notes.h"
 #include "run_record.h"
 #include "scalar_table.h"
@@ -30,8 +40,10 @@ class QTableView;
 namespace ringmaster::ui {
 
 class RunsFilterProxy;
+class HyperparameterTable;
 class LogPanel;
 class RunsModel;
+class RunActions;
 class ScalarChart;
 
 class RunsPanel : public QWidget
@@ -58,6 +70,10 @@ public:
     QLineEdit* filterEdit() const { return m_filter; }
     ScalarChart* chart() const { return m_chart; }
     LogPanel* logs() const { return m_logs; }
+    HyperparameterTable* hyperparameters() const { return m_hyperparameters; }
+    QTabWidget* detailTabs() const { return m_detailTabs; }
+    // The Actions menu (resume, new job, exports) on the selected runs.
+    RunActions* actions() const { return m_actions; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* statusLabel() const { return m_status; }
     bool isRefreshing() const { return m_listing.isRunning(); }
@@ -79,6 +95,11 @@ public Q_SLOTS:
     bool deleteRun(const QString& runDir);
     // Reads the runs' scalars off the GUI thread and draws them overlaid in this tab's chart.
     void openRunsInChart(const QStringList& runDirs);
+    // Keeps COLOUR as the run's colour (its notes.json; an invalid colour: back to the automatic one) and
+    // lists it again, which redraws the open comparison in it; false (the reason in the status line) when it cannot.
+    bool saveRunColour(const QString& runDir, const QColor& colour);
+    // Asks for the selected run's colour (QColorDialog) and saves it.
+    void chooseColourOfSelected();
 
 Q_SIGNALS:
     // The list was read again (the model holds it).
@@ -95,6 +116,7 @@ private:
         QString label;
         runs::ScalarTable table;
         std::map<int, QStringList> logLines;   // by rank, -1 the launcher (the first run only)
+        runs::RunJob job;                      // its job.json, for the Hyperparameters tab
     };
     struct Listing
     {
@@ -110,6 +132,9 @@ private:
     void addFolder();
     void showSummary(const QList<runs::RunRecord>& runs);
     const runs::RunRecord* recordOf(const QString& path) const;
+    // Gives the open comparison's runs their colours (chart and Hyperparameters header) where they changed.
+    void applyCompareColours();
+    void showTableMenu(const QPoint& position);
 
     RunsModel* m_model;
     RunsFilterProxy* m_proxy;
@@ -119,18 +144,24 @@ private:
     QLabel* m_summary;
     ScalarChart* m_chart;
     LogPanel* m_logs;
+    HyperparameterTable* m_hyperparameters;
     QTabWidget* m_detailTabs;
     QPushButton* m_open;
     QPushButton* m_compare;
     QPushButton* m_rename;
     QPushButton* m_notes;
     QPushButton* m_delete;
+    RunActions* m_actions;
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;
     QFutureWatcher<Listing> m_listing;
     QFutureWatcher<QList<OpenedRun>> m_opening;
+    QTimer m_reopenTicked;
     QStringList m_openingPaths;
     QStringList m_openRuns;
+    QStringList m_openLabels;            // their labels in the chart
+    QList<runs::RunJob> m_openJobs;
+    QList<QColor> m_openColours;         // as drawn; empty when one run is open (its scalars take the cycle)
     bool m_refreshAgain = false;
     bool m_listedOnce = false;
     bool m_confirmDeletes = true;

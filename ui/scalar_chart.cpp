@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <tuple>
 
 #include "chart_controls.h"
 #include "qcustomplot.h"
 #include "scalar_panel.h"
+#include "series_reduction.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -26,6 +28,9 @@ constexpr std::size_t kAntialiasedPointLimit = 1000;
 // A series this short (an evaluation per epoch) is drawn with a dot per point.
 constexpr std::size_t kScatterPointLimit = 100;
 constexpr double kScatterSize = 5;
+// Pixel columns of the per-pixel reduction when the panel is narrower (not yet laid out, or drawn
+// into a larger picture by `ringmaster-runs plot`).
+constexpr int kMinColumns = 1024;
 
 double nowUnixSeconds()
 {
@@ -133,7 +138,7 @@ void ScalarChart::flush()
         rebuildPanels(); // draws every point
         return;
     }
-    for (auto& [key, graphs] : m_graphs) drawNewPoints(key, &graphs);
+    for (auto& [key, graphs] : m_graphs) smoothNewPoints(key, &graphs);
     if (m_followLatest) followLatest();
     replotAll();
 }
@@ -178,11 +183,25 @@ void ScalarChart::rebuildPanels()
         m_panels.emplace_back(title, plot);
         m_panelLayout->addWidget(plot, 1);
         int colour = 0;
+        std::map<QString, int> seriesOfRun; // a run of its own colour tells its scalars apart by line style
         for (const auto& [key, series] : m_store.series()) {
             if (ScalarSeriesStore::panelOf(series.name) != title || !isTicked(series.name)) continue;
             SeriesGraphs& graphs = m_graphs[key];
             const QString legend = series.run.isEmpty() ? series.name : series.run + QStringLiteral(" · ") + series.name;
-            std::tie(graphs.raw, graphs.smoothed) = addSeriesGraphs(plot, legend, colour++);
+            const auto runColour = m_runColours.find(series.run);
+            std::tie(graphs.raw, graphs.smoothed) = addSeriesGraphs(plot, legend, runColour == m_runColours.end() ? colour++ : 0);
+            if (runColour != m_runColours.end()) {
+                static const Qt::PenStyle kStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+                const Qt::PenStyle style = kStyles[seriesOfRun[series.run]++ % std::size(kStyles)];
+                const QColor& base = runColour->second;
+                QPen raw = graphs.raw->pen();
+                raw.setColor(QColor(base.red(), base.green(), base.blue(), raw.color().alpha()));
+                graphs.raw->setPen(raw);
+                QPen smoothed = graphs.smoothed->pen();
+                smoothed.setColor(base);
+                smoothed.setStyle(style);
+                graphs.smoothed->setPen(smoothed);
+            }
             graphs.ema.setWeight(m_smoothingWeight);
             graphs.version = -1; // draw from the first point
             drawNewPoints(key, &graphs);
@@ -202,42 +221,75 @@ QCustomPlot* ScalarChart::makePanel(const QString& title)
     connect(plot, &QCustomPlot::mousePress, this, [this] { m_followLatest = false; });
     connect(plot, &QCustomPlot::mouseWheel, this, [this] { m_followLatest = false; });
     connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot] { syncXRange(plot); });
+    // Zoom, pan and resize replot: hand the graphs what is visible then (nothing when unchanged).
+    connect(plot, &QCustomPlot::beforeReplot, this, [this, plot] { handVisible(plot); });
     return plot;
 }
 
 double ScalarChart::keyOf(const ScalarSeries& series, std::size_t index) const
 {
-    return m_xAxis == XAxis::Step ? series.steps[index] : series.walls[index] - m_store.firstWallTime(series.run);
+    return m_xAxis == XAxis::Step ? static_cast<double>(series.steps[index]) : series.walls[index] - m_store.firstWallTime(series.run);
 }
 
-void ScalarChart::drawNewPoints(const QString& key, SeriesGraphs* graphs)
+void ScalarChart::smoothNewPoints(const QString& key, SeriesGraphs* graphs)
 {
     const ScalarSeries* series = m_store.find(key);
     if (series == nullptr) return;
-    if (graphs->version != series->version) { // thinned or truncated: draw again from the first point
-        graphs->raw->data()->clear();
-        graphs->smoothed->data()->clear();
+    if (graphs->version != series->version) { // decimated or truncated: smooth again from the first point
+        graphs->smoothLine.clear();
         graphs->ema.reset();
-        graphs->drawn = 0;
         graphs->version = series->version;
     }
-    if (graphs->drawn >= series->size()) return;
-    QVector<double> keys, values, smoothKeys, smoothValues;
-    for (std::size_t i = graphs->drawn; i < series->size(); ++i) {
-        keys.append(keyOf(*series, i));
-        values.append(series->values[i]);
-        if (!std::isfinite(series->values[i])) continue;
-        smoothKeys.append(keys.back());
-        smoothValues.append(graphs->ema.add(series->values[i]));
+    for (std::size_t i = graphs->smoothLine.size(); i < series->size(); ++i) {
+        const double value = series->values[i];
+        graphs->smoothLine.push_back(std::isfinite(value) ? graphs->ema.add(value) : std::numeric_limits<double>::quiet_NaN());
     }
-    graphs->drawn = series->size();
-    graphs->raw->addData(keys, values, std::is_sorted(keys.begin(), keys.end()));
-    graphs->smoothed->addData(smoothKeys, smoothValues, std::is_sorted(smoothKeys.begin(), smoothKeys.end()));
+}
+
+void ScalarChart::handVisible(const QString& key, SeriesGraphs* graphs, bool force)
+{
+    const ScalarSeries* series = m_store.find(key);
+    if (series == nullptr) return;
+    QCustomPlot* plot = graphs->raw->parentPlot();
+    const QCPRange range = plot->xAxis->range();
+    const int columns = std::max(plot->width(), kMinColumns);
+    if (!force && graphs->handed && graphs->low == range.lower && graphs->high == range.upper && graphs->columns == columns
+        && graphs->size == series->size() && graphs->version == series->version && graphs->smoothLine.size() == series->size()) {
+        return;
+    }
+    const bool step = m_xAxis == XAxis::Step;
+    const double origin = step ? 0.0 : m_store.firstWallTime(series->run);
+    const auto keyAt = [series, step, origin](std::size_t i) {
+        return step ? static_cast<double>(series->steps[i]) : series->walls[i] - origin;
+    };
+    const ReducedSeries raw = reduceToColumns(series->values, series->size(), keyAt, range.lower, range.upper, columns, false);
+    const ReducedSeries smooth = reduceToColumns(graphs->smoothLine, graphs->smoothLine.size(), keyAt, range.lower, range.upper, columns, true);
+    graphs->raw->setData(raw.keys, raw.values, true);
+    graphs->smoothed->setData(smooth.keys, smooth.values, true);
+    graphs->low = range.lower;
+    graphs->high = range.upper;
+    graphs->columns = columns;
+    graphs->size = series->size();
+    graphs->handed = true;
     const bool sparse = series->size() <= kScatterPointLimit;
     // The dots mark the measured values (the raw graph), in the series' full colour.
     const QColor colour = graphs->smoothed->pen().color();
     graphs->raw->setScatterStyle(sparse ? QCPScatterStyle(QCPScatterStyle::ssDisc, colour, colour, kScatterSize) : QCPScatterStyle());
-    for (auto* graph : {graphs->raw, graphs->smoothed}) graph->setAntialiased(series->size() <= kAntialiasedPointLimit);
+    const bool antialiased = static_cast<std::size_t>(raw.keys.size()) <= kAntialiasedPointLimit;
+    for (auto* graph : {graphs->raw, graphs->smoothed}) graph->setAntialiased(antialiased);
+}
+
+void ScalarChart::handVisible(QCustomPlot* plot)
+{
+    for (auto& [key, graphs] : m_graphs) {
+        if (graphs.raw->parentPlot() == plot) handVisible(key, &graphs);
+    }
+}
+
+void ScalarChart::drawNewPoints(const QString& key, SeriesGraphs* graphs)
+{
+    smoothNewPoints(key, graphs);
+    handVisible(key, graphs);
 }
 
 void ScalarChart::redrawAll()
@@ -245,7 +297,8 @@ void ScalarChart::redrawAll()
     for (auto& [key, graphs] : m_graphs) {
         graphs.ema.setWeight(m_smoothingWeight);
         graphs.version = -1;
-        drawNewPoints(key, &graphs);
+        smoothNewPoints(key, &graphs);
+        handVisible(key, &graphs, true);
     }
 }
 
@@ -257,9 +310,9 @@ void ScalarChart::followLatest()
     const bool log = m_controls->logScale();
     for (const auto& [key, graphs] : m_graphs) {
         const ScalarSeries* series = m_store.find(key);
-        if (series == nullptr || graphs.raw->data()->isEmpty()) continue;
-        first = std::min(first, graphs.raw->data()->constBegin()->key);
-        last = std::max(last, (graphs.raw->data()->constEnd() - 1)->key);
+        if (series == nullptr || series->size() == 0) continue;
+        first = std::min(first, keyOf(*series, 0));
+        last = std::max(last, keyOf(*series, series->size() - 1));
         if (log ? !series->hasPositive : !series->hasFinite) continue;
         auto [it, added] = panelRanges.try_emplace(ScalarSeriesStore::panelOf(series->name), log ? series->lowPositive : series->low, series->high);
         if (!added) it->second = {std::min(it->second.first, log ? series->lowPositive : series->low), std::max(it->second.second, series->high)};
@@ -289,15 +342,25 @@ void ScalarChart::syncXRange(QCustomPlot* source)
 
 void ScalarChart::replotAll()
 {
-    for (auto& [title, plot] : m_panels) plot->replot(QCustomPlot::rpQueuedReplot);
+    for (auto& [title, plot] : m_panels) {
+        handVisible(plot); // now, so what the graphs hold is current without waiting for the replot
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 void ScalarChart::truncateAfter(qint64 step)
 {
     flush(); // what is buffered arrived before the restart
     if (m_store.truncateAfter(QString(), step).isEmpty()) return;
-    for (auto& [key, graphs] : m_graphs) drawNewPoints(key, &graphs);
+    for (auto& [key, graphs] : m_graphs) smoothNewPoints(key, &graphs);
     fit();
+}
+
+void ScalarChart::setRunColour(const QString& run, const QColor& colour)
+{
+    if (colour.isValid()) m_runColours[run] = colour;
+    else m_runColours.erase(run);
+    if (!m_panels.empty()) rebuildPanels();
 }
 
 void ScalarChart::setXAxis(XAxis axis)
@@ -382,8 +445,11 @@ QVector<double> ScalarChart::smoothedValues(const QString& name, const QString& 
     QVector<double> values;
     const auto it = m_graphs.find(ScalarSeriesStore::keyOf(run, name));
     if (it == m_graphs.end()) return values;
-    for (auto point = it->second.smoothed->data()->constBegin(); point != it->second.smoothed->data()->constEnd(); ++point) {
-        values.append(point->value);
+    const ScalarSeries* series = m_store.find(it->first);
+    if (series == nullptr) return values;
+    DebiasedEma ema(m_smoothingWeight);
+    for (std::size_t i = 0; i < series->size(); ++i) {
+        if (std::isfinite(series->values[i])) values.append(ema.add(series->values[i]));
     }
     return values;
 }

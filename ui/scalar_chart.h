@@ -8,9 +8,18 @@
 // and EMA-smoothed (DebiasedEma, as LossChart), x by step or wall time, log scale, zoom/pan, fit.
 // Points arrive through append(); they are buffered and drained by a coalescing timer (~33 ms) into one
 // queued replot per panel. The buffer holds at most kMaxPendingPoints (reaching it drains at once);
-// the series' bound is ScalarSeriesStore's. Series are keyed by run label and name (appendPoint), so
+// the series' bound is ScalarSeriesStore's (10,000,000 points, compact: see scalar_series.h).
+// Drawing: the points stay in the store; on each drain, zoom, pan, resize or replot, only the visible
+// x range is handed to QCustomPlot, reduced to each pixel column's smallest and largest value
+// (series_reduction.h), so every spike stays visible at any zoom and a replot of 10,000,000 points
+// costs about what one of 10,000 does. The smoothed line is kept beside the store as float32 with its
+// own min/max pyramid and drawn the same way. Series are keyed by run label and name (appendPoint), so
 // the same widget can draw several runs overlaid; the live run's label is empty.
+// A run given a colour (setRunColour: the Runs tab's compare) draws all its series in that colour, its
+// scalars told apart by line style (solid, dashed, dotted, ...); other series take the next colour of the
+// panel's cycle.
 
+#include <QColor>
 #include <QStringList>
 #include <QTimer>
 #include <QVector>
@@ -62,6 +71,8 @@ public:
     void setLogScale(bool on);
     void fit();
     void setMaxPointsPerSeries(std::size_t limit) { m_store.setMaxPointsPerSeries(limit); }
+    // Draws every series of RUN in COLOUR (an invalid colour: back to the panel's cycle); kept across clear().
+    void setRunColour(const QString& run, const QColor& colour);
 
     // The names listed, in list order (sorted).
     QStringList names() const;
@@ -70,7 +81,9 @@ public:
     // The visible panels' titles, top to bottom, and their plots.
     QStringList panelTitles() const;
     QCustomPlot* panelPlot(const QString& title) const;
-    // Points kept for one run's scalar; drawn (in its raw graph, -1 when not drawn) and smoothed values.
+    // Points kept for one run's scalar; drawn (handed to its raw graph for the visible range, after the
+    // per-pixel reduction; -1 when not drawn) and the smoothed values of every kept point (in double,
+    // from the stored values; the line drawn holds them as float32).
     int pointCount(const QString& name, const QString& run = QString()) const;
     int drawnPointCount(const QString& name, const QString& run = QString()) const;
     QVector<double> smoothedValues(const QString& name, const QString& run = QString()) const;
@@ -91,14 +104,24 @@ private:
         QCPGraph* raw = nullptr;
         QCPGraph* smoothed = nullptr;
         DebiasedEma ema;
-        std::size_t drawn = 0; // store points already in the graphs
-        int version = 0;       // the store's version they were drawn from
+        MinMaxColumn smoothLine; // index-aligned with the store's series; NaN where the value is not finite
+        int version = 0;       // the store's version the smoothed line was computed from
+        // What the graphs were last handed (to skip a reduction when nothing changed).
+        double low = 0, high = 0;
+        int columns = 0;
+        std::size_t size = 0;
+        bool handed = false;
     };
 
     // Lists new names (sorted in) and ticks the default; true when a name was ticked.
     bool addNames(const QStringList& arrivalOrder);
     void rebuildPanels();
     QCustomPlot* makePanel(const QString& title);
+    // Extends (or recomputes, after a truncation or decimation) the smoothed line of one series.
+    void smoothNewPoints(const QString& key, SeriesGraphs* graphs);
+    // Hands the visible range of one series, reduced per pixel column, to its graphs (when stale).
+    void handVisible(const QString& key, SeriesGraphs* graphs, bool force = false);
+    void handVisible(QCustomPlot* plot);
     void drawNewPoints(const QString& key, SeriesGraphs* graphs);
     void redrawAll();
     double keyOf(const ScalarSeries& series, std::size_t index) const;
@@ -116,6 +139,7 @@ private:
     QTimer m_drainTimer;
     std::vector<std::pair<QString, QCustomPlot*>> m_panels; // top to bottom
     std::map<QString, SeriesGraphs> m_graphs;                // by series key, drawn series only
+    std::map<QString, QColor> m_runColours;                  // setRunColour's, by run label
     double m_smoothingWeight = kDefaultSmoothing;
     XAxis m_xAxis = XAxis::Step;
     bool m_followLatest = true;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ringmaster::ui {
 namespace {
@@ -45,72 +46,118 @@ bool ScalarSeriesStore::add(const QString& run, const QString& name, qint64 step
         m_firstWall.emplace(run, wallTime); // kept when the run already has one
     }
     ScalarSeries& series = it->second;
-    if (!series.steps.empty() && static_cast<double>(step) < series.steps.back()) rewind(&series, step);
-    const bool kept = series.arrivals % series.stride == 0;
+    // Every point from this step on belongs to the attempt that was abandoned (as TensorBoard purges
+    // "out of order" steps after a restart).
+    if (series.arrivals > 0 && step < lastStep(series)) dropAfter(&series, step - 1);
     ++series.arrivals;
-    if (!kept) return true;
-    if (series.size() >= m_maxPoints) {
-        thin(&series);
-        // The stride doubled: this arrival is kept only when it falls on the new grid.
-        if ((series.arrivals - 1) % series.stride != 0) return true;
-    }
-    series.steps.push_back(static_cast<double>(step));
-    series.walls.push_back(wallTime);
-    series.values.push_back(value);
-    track(&series, value);
+    const ScalarPoint point{step, wallTime, value};
+    if (series.level == 0) push(&series, point);
+    else gather(&series, point);
+    if (series.size() > m_maxPoints) decimate(&series); // never more than the bound once add() returns
     return true;
 }
 
-void ScalarSeriesStore::thin(ScalarSeries* series)
+void ScalarSeriesStore::push(ScalarSeries* series, const ScalarPoint& point)
 {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < series->size(); i += 2, ++kept) {
-        series->steps[kept] = series->steps[i];
-        series->walls[kept] = series->walls[i];
-        series->values[kept] = series->values[i];
+    series->steps.push_back(point.step);
+    series->walls.push_back(point.wall);
+    series->values.push_back(point.value);
+    track(series, static_cast<float>(point.value));
+}
+
+void ScalarSeriesStore::gather(ScalarSeries* series, const ScalarPoint& point)
+{
+    ScalarSeries::Group& group = series->group;
+    if (group.count == 0) group.first = point;
+    group.last = point;
+    ++group.count;
+    // float32, as stored: the extremes are chosen among the values as they will be drawn.
+    const float value = static_cast<float>(point.value);
+    if (std::isfinite(value)) {
+        if (!group.hasFinite || value < static_cast<float>(group.lowest.value)) group.lowest = point;
+        if (!group.hasFinite || value >= static_cast<float>(group.highest.value)) group.highest = point;
+        group.hasFinite = true;
     }
-    series->steps.resize(kept);
-    series->walls.resize(kept);
-    series->values.resize(kept);
-    series->stride *= 2;
+    if (group.count < (qint64(1) << (series->level + 1))) return;
+    if (!group.hasFinite) {
+        push(series, group.first);
+        push(series, group.last);
+    } else if (group.lowest.step <= group.highest.step) { // arrival order (steps do not go back)
+        push(series, group.lowest);
+        push(series, group.highest);
+    } else {
+        push(series, group.highest);
+        push(series, group.lowest);
+    }
+    group = ScalarSeries::Group{};
+}
+
+void ScalarSeriesStore::decimate(ScalarSeries* series)
+{
+    // Min/max pairs: of every 4 consecutive points the smallest and the largest (in their order).
+    StepColumn steps;
+    WallColumn walls;
+    MinMaxColumn values;
+    const std::size_t count = series->size();
+    for (std::size_t first = 0; first < count; first += 4) {
+        const std::size_t last = std::min(first + 4, count);
+        auto [lowest, highest] = series->values.extremes(first, last);
+        if (lowest == MinMaxColumn::kNone) {
+            lowest = first;
+            highest = last - 1;
+        }
+        for (const std::size_t i : {std::min(lowest, highest), std::max(lowest, highest)}) {
+            steps.push_back(series->steps[i]);
+            walls.push_back(series->walls[i]);
+            values.push_back(series->values[i]);
+            if (lowest == highest) break;
+        }
+    }
+    series->steps = std::move(steps);
+    series->walls = std::move(walls);
+    series->values = std::move(values);
+    ++series->level;
     ++series->version;
     recomputeExtremes(series);
+}
+
+qint64 ScalarSeriesStore::lastStep(const ScalarSeries& series)
+{
+    if (series.group.count > 0) return series.group.last.step;
+    return series.size() > 0 ? series.steps[series.size() - 1] : std::numeric_limits<qint64>::min();
 }
 
 QStringList ScalarSeriesStore::truncateAfter(const QString& run, qint64 step)
 {
     QStringList changed;
     for (auto& [key, series] : m_series) {
-        if (series.run == run && dropAfter(&series, static_cast<double>(step))) changed << key;
+        if (series.run == run && dropAfter(&series, step)) changed << key;
     }
     return changed;
 }
 
-bool ScalarSeriesStore::dropAfter(ScalarSeries* series, double step)
+bool ScalarSeriesStore::dropAfter(ScalarSeries* series, qint64 step)
 {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < series->size(); ++i) {
-        if (series->steps[i] > step) continue;
-        series->steps[kept] = series->steps[i];
-        series->walls[kept] = series->walls[i];
-        series->values[kept] = series->values[i];
-        ++kept;
+    // The group being gathered: dropped whole when it reaches past `step` (its inner points are gone).
+    bool dropped = false;
+    if (series->group.count > 0 && series->group.last.step > step) {
+        series->group = ScalarSeries::Group{};
+        dropped = true;
     }
-    if (kept == series->size()) return false;
-    series->steps.resize(kept);
-    series->walls.resize(kept);
-    series->values.resize(kept);
-    series->arrivals = static_cast<qint64>(kept) * series->stride; // the next arrival lands on the grid
+    // Steps never decrease within a series: the first point past `step` by binary search.
+    std::size_t low = 0, high = series->size();
+    while (low < high) {
+        const std::size_t mid = low + (high - low) / 2;
+        if (series->steps[mid] <= step) low = mid + 1;
+        else high = mid;
+    }
+    if (low == series->size()) return dropped;
+    series->steps.truncate(low);
+    series->walls.truncate(low);
+    series->values.truncate(low);
     ++series->version;
     recomputeExtremes(series);
     return true;
-}
-
-void ScalarSeriesStore::rewind(ScalarSeries* series, qint64 step)
-{
-    // Every point from this step on belongs to the attempt that was abandoned (as TensorBoard purges
-    // "out of order" steps after a restart).
-    dropAfter(series, static_cast<double>(step) - 1.0);
 }
 
 void ScalarSeriesStore::clear()
@@ -146,6 +193,20 @@ double ScalarSeriesStore::firstWallTime(const QString& run) const
     return it == m_firstWall.end() ? 0.0 : it->second;
 }
 
+std::size_t ScalarSeriesStore::memoryBytes() const
+{
+    std::size_t bytes = 0;
+    for (const auto& [key, series] : m_series) bytes += series.memoryBytes();
+    return bytes;
+}
+
+std::size_t ScalarSeriesStore::pointCount() const
+{
+    std::size_t points = 0;
+    for (const auto& [key, series] : m_series) points += series.size();
+    return points;
+}
+
 void ScalarSeriesStore::track(ScalarSeries* series, double value)
 {
     if (!std::isfinite(value)) return;
@@ -165,7 +226,18 @@ void ScalarSeriesStore::track(ScalarSeries* series, double value)
 void ScalarSeriesStore::recomputeExtremes(ScalarSeries* series)
 {
     series->hasFinite = series->hasPositive = false;
-    for (const double value : series->values) track(series, value);
+    const auto [lowest, highest] = series->values.extremes(0, series->size());
+    if (lowest == MinMaxColumn::kNone) return;
+    series->low = series->values[lowest];
+    series->high = series->values[highest];
+    series->hasFinite = true;
+    if (series->high <= 0) return;
+    if (series->low > 0) {
+        series->lowPositive = series->low;
+        series->hasPositive = true;
+        return;
+    }
+    for (std::size_t i = 0; i < series->size(); ++i) track(series, series->values[i]); // mixed signs: a scan
 }
 
 } // namespace ringmaster::ui

@@ -4,7 +4,10 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSaveFile>
+
+#include <functional>
 
 #include "run_files.h"
 
@@ -13,6 +16,37 @@ namespace {
 
 constexpr const char* kTitleKey = "title";
 constexpr const char* kNotesKey = "notes";
+constexpr const char* kColourKey = "colour";
+
+bool isColour(const QString& text)
+{
+    static const QRegularExpression hex(QStringLiteral("^#[0-9a-fA-F]{6}$"));
+    return hex.match(text).hasMatch();
+}
+
+// The object in DIR/notes.json now (empty when there is none or it is unreadable: it is rewritten whole).
+QJsonObject currentObject(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+void writeObject(const QString& dir, const std::function<void(QJsonObject*)>& change)
+{
+    requireRunDirectory(dir);
+    const QString path = QDir(dir).filePath(QString::fromLatin1(kNotesFile));
+    QJsonObject object = currentObject(path);
+    change(&object);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        throw RunsError(QStringLiteral("%1: cannot write it (%2): check the run folder's permissions").arg(path, file.errorString()));
+    }
+    file.write(QJsonDocument(object).toJson(QJsonDocument::Indented));
+    if (!file.commit()) {
+        throw RunsError(QStringLiteral("%1: writing failed (%2): check free space and permissions").arg(path, file.errorString()));
+    }
+}
 
 } // namespace
 
@@ -34,22 +68,32 @@ RunNotes readRunNotes(const QString& dir, QStringList* problems)
     }
     result.title = document.object().value(QLatin1String(kTitleKey)).toString();
     result.notes = document.object().value(QLatin1String(kNotesKey)).toString();
+    const QString colour = document.object().value(QLatin1String(kColourKey)).toString();
+    if (isColour(colour)) {
+        result.colour = colour.toLower();
+    } else if (!colour.isEmpty() && problems) {
+        *problems << QStringLiteral("notes.json: colour \"%1\" is not #rrggbb (choose the run's colour again)").arg(colour);
+    }
     return result;
 }
 
 void writeRunNotes(const QString& dir, const RunNotes& notes)
 {
-    requireRunDirectory(dir);
-    const QString path = QDir(dir).filePath(QString::fromLatin1(kNotesFile));
-    const QJsonObject object{{QLatin1String(kTitleKey), notes.title.trimmed()}, {QLatin1String(kNotesKey), notes.notes}};
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        throw RunsError(QStringLiteral("%1: cannot write it (%2): check the run folder's permissions").arg(path, file.errorString()));
+    writeObject(dir, [&notes](QJsonObject* object) {
+        object->insert(QLatin1String(kTitleKey), notes.title.trimmed());
+        object->insert(QLatin1String(kNotesKey), notes.notes);
+    });
+}
+
+void writeRunColour(const QString& dir, const QString& colour)
+{
+    if (!colour.isEmpty() && !isColour(colour)) {
+        throw RunsError(QStringLiteral("colour \"%1\" is not of the form #rrggbb: give one such as #1f77b4").arg(colour));
     }
-    file.write(QJsonDocument(object).toJson(QJsonDocument::Indented));
-    if (!file.commit()) {
-        throw RunsError(QStringLiteral("%1: writing failed (%2): check free space and permissions").arg(path, file.errorString()));
-    }
+    writeObject(dir, [&colour](QJsonObject* object) {
+        if (colour.isEmpty()) object->remove(QLatin1String(kColourKey));
+        else object->insert(QLatin1String(kColourKey), colour.toLower());
+    });
 }
 
 } // namespace ringmaster::runs

@@ -234,6 +234,7 @@ QJsonObject RunRecord::toJson() const
         {QStringLiteral("duration_seconds"), jsonOf(durationSeconds)},
         {QStringLiteral("title"), title.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(title)},
         {QStringLiteral("notes"), notes.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(notes)},
+        {QStringLiteral("colour"), colour.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(colour)},
         {QStringLiteral("problems"), problemArray},
     };
 }
@@ -256,6 +257,7 @@ RunRecord RunRecord::fromJson(const QJsonObject& o)
     record.durationSeconds = finiteNumber(o.value(QStringLiteral("duration_seconds")));
     record.title = o.value(QStringLiteral("title")).toString();
     record.notes = o.value(QStringLiteral("notes")).toString();
+    record.colour = o.value(QStringLiteral("colour")).toString();
     for (const auto& problem : o.value(QStringLiteral("problems")).toArray()) record.problems << problem.toString();
     return record;
 }
@@ -293,6 +295,7 @@ RunRecord readRunRecord(const QString& dirPath)
     const RunNotes notes = readRunNotes(dirPath, &record.problems);
     record.title = notes.title;
     record.notes = notes.notes;
+    record.colour = notes.colour;
     return record;
 }
 

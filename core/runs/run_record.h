@@ -1,7 +1,7 @@
 #pragma once
 // One run at a glance: the fields `ringmaster-runs list` shows (name, start time, status, kind, model,
 // world size, steps, final loss, best validation accuracy, duration), read from the run directory's
-// job.json, summary.json, metrics.csv, eval.csv and scalars.csv, with the user's title and notes from
+// job.json, summary.json, metrics.csv, eval.csv and scalars.csv, with the user's title, notes and colour from
 // notes.json (run_notes.h). Runs of the built-in trainer and of
 // users' scripts are both read. A damaged run (no job.json, a missing or invalid summary.json, a cut-short
 // CSV row) is read with what is readable, and `problems` says in words what is not.
@@ -34,6 +34,7 @@ struct RunRecord
     std::optional<double> durationSeconds;
     QString title;                // the user's label for the run (notes.json), empty when none
     QString notes;                // the user's notes on the run (notes.json)
+    QString colour;               // the user's colour for the run, "#rrggbb" (notes.json), empty when none
     QStringList problems;
 
     // The record as `list --json` prints it (missing values are null; started is ISO 8601 with offset).

@@ -1,7 +1,7 @@
 // The runs library's reading side: the fields of a built-in trainer run and of a script run, damaged runs
 // read with what is readable and their problems named, folders that are not runs refused, the per-run
 // index used while fresh and rebuilt when a source file changes, listing under several roots, and the
-// user's title and notes (notes.json).
+// user's title, notes and colour (notes.json).
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -225,6 +225,43 @@ private Q_SLOTS:
         QVERIFY(run.title.isEmpty());
         QVERIFY2(run.problems.join(QLatin1Char('|')).contains(QStringLiteral("notes.json is not valid JSON")), qPrintable(run.problems.join(QLatin1Char('|'))));
         QVERIFY_THROWS_EXCEPTION(RunsError, writeRunNotes(root.path() + QStringLiteral("/absent"), {QStringLiteral("x"), QString()}));
+    }
+
+    void colourIsKeptBesideTitleAndNotes()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        writeRunNotes(dir, {QStringLiteral("baseline"), QStringLiteral("first try")});
+        writeRunColour(dir, QStringLiteral("#1F77B4"));
+        RunNotes notes = readRunNotes(dir);
+        QCOMPARE(notes.colour, QStringLiteral("#1f77b4"));
+        QCOMPARE(notes.title, QStringLiteral("baseline"));   // the colour writer kept the title and notes
+        QCOMPARE(notes.notes, QStringLiteral("first try"));
+
+        // A rename (title and notes only) keeps the colour; the record and list --json carry it.
+        writeRunNotes(dir, {QStringLiteral("baseline 2"), QStringLiteral("first try")});
+        QCOMPARE(readRunNotes(dir).colour, QStringLiteral("#1f77b4"));
+        IndexUse use = IndexUse::Fresh;
+        const RunRecord run = loadRunRecord(dir, &use);
+        QCOMPARE(run.colour, QStringLiteral("#1f77b4"));
+        QCOMPARE(run.toJson().value(QStringLiteral("colour")).toString(), QStringLiteral("#1f77b4"));
+        QCOMPARE(RunRecord::fromJson(run.toJson()).colour, QStringLiteral("#1f77b4"));
+
+        // "" removes it; a colour that is not #rrggbb is refused and the file is left as it was.
+        QVERIFY_THROWS_EXCEPTION(RunsError, writeRunColour(dir, QStringLiteral("red")));
+        QCOMPARE(readRunNotes(dir).colour, QStringLiteral("#1f77b4"));
+        writeRunColour(dir, QString());
+        notes = readRunNotes(dir);
+        QVERIFY(notes.colour.isEmpty());
+        QCOMPARE(notes.title, QStringLiteral("baseline 2"));
+
+        // A hand-edited bad colour is a problem of the run, named, not a failure.
+        writeFile(dir + QStringLiteral("/notes.json"), R"({"title": "t", "colour": "blue"})");
+        QStringList problems;
+        notes = readRunNotes(dir, &problems);
+        QVERIFY(notes.colour.isEmpty());
+        QCOMPARE(notes.title, QStringLiteral("t"));
+        QVERIFY2(problems.join(QLatin1Char('|')).contains(QStringLiteral("colour \"blue\" is not #rrggbb")), qPrintable(problems.join(QLatin1Char('|'))));
     }
 };
 

@@ -1,6 +1,8 @@
 // The "All scalars" chart (offscreen): names listed as they arrive, the default tick, panels by prefix,
 // unticking, drained point counts, the debiased EMA against hand-computed values, truncation on a
-// restart, the bounds (thinning, the pending buffer, the series count) and overlaid runs.
+// restart, the bounds (min/max-pair decimation, the pending buffer, the series count), overlaid runs,
+// the per-pixel reduction (a one-point spike among 1,000,000 drawn at every zoom), float32 round trips
+// and the store's memory per point (<= 24 bytes).
 // With RINGMASTER_SCREENSHOT_DIR set, it saves scalars.png: a script-like run's scalars.
 #include <QListWidget>
 #include <QTest>
@@ -185,19 +187,41 @@ private Q_SLOTS:
         QCOMPARE(chart.pointCount("loss"_q), 31);
     }
 
-    void boundsThinUniformlyAndDrainEarly()
+    void boundsDecimateByMinMaxPairsAndDrainEarly()
     {
         ScalarChart chart;
-        chart.setMaxPointsPerSeries(10);
-        for (qint64 step = 0; step < 25; ++step) chart.append(batch(step, {{"loss", static_cast<double>(step)}}));
+        chart.setMaxPointsPerSeries(16);
+        // 0, 1, 2, ... with one spike (1000 at step 37) and one dip (-1000 at step 70).
+        for (qint64 step = 0; step < 100; ++step) {
+            const double value = step == 37 ? 1000.0 : step == 70 ? -1000.0 : static_cast<double>(step % 7);
+            chart.append(batch(step, {{"loss", value}}));
+        }
         chart.flush();
-        // Full at 10 points: every second dropped and every 2nd arrival kept, then every 4th.
         const ScalarSeries* series = chart.store().find(ScalarSeriesStore::keyOf(QString(), "loss"_q));
         QVERIFY(series != nullptr);
-        QCOMPARE(QList<double>(series->steps.begin(), series->steps.end()), (QList<double>{0, 4, 8, 12, 16, 20, 24}));
-        QCOMPARE(series->stride, qint64(4));
-        QCOMPARE(chart.drawnPointCount("loss"_q), 7);
-        QCOMPARE(chart.smoothedValues("loss"_q).size(), 7);
+        QVERIFY(series->level >= 1);
+        QVERIFY(series->size() <= 16); // the bound
+        QVERIFY(series->size() >= 4);
+        bool spike = false, dip = false;
+        for (std::size_t i = 0; i < series->size(); ++i) {
+            if (i > 0) QVERIFY(series->step(i) > series->step(i - 1)); // still in step order
+            spike = spike || (series->value(i) == 1000.0 && series->step(i) == 37);
+            dip = dip || (series->value(i) == -1000.0 && series->step(i) == 70);
+        }
+        QVERIFY(spike); // the extremes survive every halving, with their own step
+        QVERIFY(dip);
+        QCOMPARE(series->high, 1000.0);
+        QCOMPARE(series->low, -1000.0);
+        QCOMPARE(chart.drawnPointCount("loss"_q), static_cast<int>(series->size()));
+        QCOMPARE(chart.smoothedValues("loss"_q).size(), static_cast<int>(series->size()));
+        // A rewind after decimation: nothing past the step is kept, and new points follow.
+        chart.truncateAfter(50);
+        for (std::size_t i = 0; i < series->size(); ++i) QVERIFY(series->step(i) <= 50);
+        QVERIFY(series->high == 1000.0 && series->low >= 0.0);
+        for (qint64 step = 51; step < 200; ++step) chart.append(batch(step, {{"loss", 1.0}}));
+        chart.flush();
+        QVERIFY(series->size() <= 16); // the bound
+        QVERIFY(series->step(series->size() - 1) > 150);
 
         ScalarChart big;
         for (std::size_t i = 0; i < ScalarChart::kMaxPendingPoints; ++i) big.appendPoint(QString(), "loss"_q, static_cast<qint64>(i), 0.0, 1.0);
@@ -208,6 +232,86 @@ private Q_SLOTS:
         QCOMPARE(big.store().series().size(), ScalarSeriesStore::kMaxSeries);
         QCOMPARE(big.store().refusedValues(), qint64(44));
         QCOMPARE(big.names().size(), static_cast<int>(ScalarSeriesStore::kMaxSeries));
+    }
+
+    void aSpikeOfOnePointInAMillionIsDrawnAtEveryZoom()
+    {
+        ScalarChart chart;
+        chart.resize(1000, 600);
+        constexpr qint64 kPoints = 1000000, kSpikeStep = 654321;
+        for (qint64 step = 0; step < kPoints; ++step) {
+            const double noise = std::sin(step * 12.9898) * 43758.5453;
+            chart.appendPoint(QString(), "loss"_q, step, 1.7e9 + step * 0.01, step == kSpikeStep ? 50.0 : noise - std::floor(noise));
+        }
+        chart.flush();
+        chart.setSmoothing(0.0); // the smoothed line is then the raw one: its spike must be drawn too
+        QCustomPlot* plot = chart.panelPlot("scalars"_q);
+        QVERIFY(plot != nullptr);
+        const auto drawnSpike = [plot](int graph) {
+            const auto* data = plot->graph(graph)->data().data();
+            for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+                if (it->value == 50.0) return it->key;
+            }
+            return -1.0;
+        };
+        // Fitted (every point in view), then zoomed in around the spike down to a few steps, and at the edges.
+        const QList<std::pair<double, double>> views{{0, kPoints}, {600000, 700000}, {650000, 660000}, {654000, 654700},
+                                                     {654310, 654330}, {654321, 654321.5}, {0, 654321}, {654321, kPoints}};
+        for (const auto& [low, high] : views) {
+            plot->xAxis->setRange(low, high);
+            plot->replot(QCustomPlot::rpImmediateRefresh); // the chart hands the visible range over before drawing
+            QCOMPARE(drawnSpike(0), static_cast<double>(kSpikeStep));
+            QCOMPARE(drawnSpike(1), static_cast<double>(kSpikeStep));
+            QVERIFY2(chart.drawnPointCount("loss"_q) <= 2 * std::max(plot->width(), 1024) + 4, qPrintable(QString::number(chart.drawnPointCount("loss"_q))));
+        }
+        // A view without the spike does not draw it; by wall time it is there again.
+        plot->xAxis->setRange(0, 600000);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QCOMPARE(drawnSpike(0), -1.0);
+        chart.setXAxis(ScalarChart::XAxis::WallTime);
+        QVERIFY(std::abs(drawnSpike(0) - kSpikeStep * 0.01) < 0.01);
+        chart.setLogScale(true);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(drawnSpike(0) > 0);
+    }
+
+    void valuesRoundTripAsFloat32AndStepsExactly()
+    {
+        ScalarSeriesStore store;
+        const QList<double> values{0.1f, 1e-30f, 3.0e38f, -2.5, 0.0, 1.17549435e-38f * 0.5f, 123456.78f, -7e-3f};
+        // Evenly spaced steps (kept implicitly), then irregular ones, one jump past 2^32 and a repeat.
+        const QList<qint64> steps{10, 20, 30, 31, 1000, qint64(1) << 40, (qint64(1) << 40) + 3, (qint64(1) << 40) + 3};
+        for (int i = 0; i < values.size(); ++i) QVERIFY(store.add(QString(), "loss"_q, steps[i], 1.7e9 + i * 0.25, values[i]));
+        const ScalarSeries* series = store.find(ScalarSeriesStore::keyOf(QString(), "loss"_q));
+        QCOMPARE(series->size(), static_cast<std::size_t>(values.size()));
+        for (int i = 0; i < values.size(); ++i) {
+            QCOMPARE(series->value(i), values[i]); // bit for bit: each is a float32
+            QCOMPARE(series->step(i), steps[i]);
+            QCOMPARE(series->wall(i), 1.7e9 + i * 0.25);
+        }
+        QVERIFY(!series->steps.implicit());
+        QCOMPARE(static_cast<float>(store.find(ScalarSeriesStore::keyOf(QString(), "loss"_q))->high), 3.0e38f);
+        // A double is rounded to the nearest float32.
+        store.add(QString(), "lr"_q, 1, 0.0, 0.1);
+        QCOMPARE(store.find(ScalarSeriesStore::keyOf(QString(), "lr"_q))->value(0), static_cast<double>(0.1f));
+    }
+
+    void memoryPerPointIsAtMost24Bytes()
+    {
+        ScalarSeriesStore store;
+        constexpr std::size_t kPoints = 1000000;
+        for (std::size_t i = 0; i < kPoints; ++i) {
+            const auto step = static_cast<qint64>(i);
+            store.add(QString(), "loss"_q, step, 1.7e9 + i * 0.013, std::sin(i * 0.001));            // even steps: implicit
+            store.add(QString(), "val/acc"_q, step * 3 + step % 2, 1.7e9 + i * 0.013, 1.0 / (1 + i)); // irregular steps
+        }
+        QCOMPARE(store.pointCount(), 2 * kPoints);
+        const double even = static_cast<double>(store.find(ScalarSeriesStore::keyOf(QString(), "loss"_q))->memoryBytes()) / kPoints;
+        const double irregular = static_cast<double>(store.find(ScalarSeriesStore::keyOf(QString(), "val/acc"_q))->memoryBytes()) / kPoints;
+        qInfo("bytes per point: %.2f with evenly spaced steps, %.2f with irregular ones", even, irregular);
+        QVERIFY2(even <= 24.0, qPrintable(QString::number(even)));
+        QVERIFY2(irregular <= 24.0, qPrintable(QString::number(irregular)));
+        QVERIFY(store.find(ScalarSeriesStore::keyOf(QString(), "loss"_q))->steps.implicit());
     }
 
     void runsOverlaidAndWallTimeAxis()

@@ -1,0 +1,255 @@
+// The Runs tab's Actions (ui/run_actions.h, ui/export_job.h) on run directories made by hand
+// (tests/runs/run_fixture.h): scalars exported from the app equal `ringmaster-runs export`'s file, a
+// bundle holds the originals byte for byte, a copied checkpoint is identical, a chart has the chosen size,
+// an existing file is replaced only after a Yes, a failure leaves no file; the checkpoint picker and
+// which runs may be resumed.
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "checkpoint_picker.h"
+#include "export_job.h"
+#include "run_actions.h"
+#include "run_fixture.h"
+
+using namespace ringmaster;
+using namespace ringmaster::ui;
+using runs::test::makeTrainerRun;
+using runs::test::readFile;
+using runs::test::writeFile;
+
+namespace {
+
+constexpr int kExportTimeoutMs = 60000;
+
+// Waits for the export RunActions started; its (ok, message).
+std::pair<bool, QString> waitForExport(RunActions& actions, QSignalSpy& spy)
+{
+    if (!QTest::qWaitFor([&] { return !spy.isEmpty(); }, kExportTimeoutMs)) return {false, QStringLiteral("timed out")};
+    Q_UNUSED(actions);
+    const auto arguments = spy.takeFirst();
+    return {arguments.at(0).toBool(), arguments.at(1).toString()};
+}
+
+} // namespace
+
+class TestRunActions : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_root;
+    QStringList m_selection;
+
+    std::unique_ptr<RunActions> makeActions()
+    {
+        auto actions = std::make_unique<RunActions>([this] { return m_selection; }, [] { return QString(); });
+        actions->runner()->setShowMessages(false);
+        actions->runner()->setConfirmOverwrite([](const QString& path) {
+            qFatal("asked to replace %s without a test's answer", qPrintable(path));
+            return false;
+        });
+        return actions;
+    }
+
+private Q_SLOTS:
+    void scalarsOfTwoRunsEqualTheCliExport()
+    {
+        const QString cli = qEnvironmentVariable("RINGMASTER_RUNS");
+        QVERIFY2(!cli.isEmpty(), "RINGMASTER_RUNS must name ringmaster-runs (run through ctest)");
+        const QString a = makeTrainerRun(m_root.path(), QStringLiteral("20261130-100000-a"), 12);
+        const QString b = makeTrainerRun(m_root.path(), QStringLiteral("20261130-110000-b"), 20, true);
+        for (const QString& format : {QStringLiteral("csv"), QStringLiteral("json")}) {
+            const QString fromCli = m_root.path() + QStringLiteral("/cli.") + format;
+            QProcess process;
+            process.start(cli, {QStringLiteral("export"), a, b, QStringLiteral("--out"), fromCli, QStringLiteral("--format"), format});
+            QVERIFY(process.waitForFinished(kExportTimeoutMs));
+            QCOMPARE(process.exitCode(), 0);
+
+            auto actions = makeActions();
+            QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+            const QString fromApp = m_root.path() + QStringLiteral("/app.") + format;
+            QVERIFY(actions->exportScalars({a, b}, fromApp, format == QLatin1String("csv") ? runs::ExportFormat::Csv : runs::ExportFormat::Json));
+            const auto [ok, message] = waitForExport(*actions, finished);
+            QVERIFY2(ok, qPrintable(message));
+            QVERIFY(message.contains(QStringLiteral("2 runs")));
+            const QByteArray expected = readFile(fromCli);
+            QVERIFY(expected.count('\n') > 30);   // both runs' rows, not just a header
+            QCOMPARE(readFile(fromApp), expected);
+        }
+    }
+
+    void bundleHoldsTheOriginals()
+    {
+        const QString run = makeTrainerRun(m_root.path(), QStringLiteral("20261130-120000-bundled"), 12);
+        auto actions = makeActions();
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+        const QString archive = m_root.path() + QStringLiteral("/bundled.tar.gz");
+        QVERIFY(actions->exportBundle(run, archive, {true, true}));
+        const auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        const QString unpacked = m_root.path() + QStringLiteral("/unpacked");
+        QVERIFY(QDir().mkpath(unpacked));
+        QProcess tar;
+        tar.start(QStringLiteral("tar"), {QStringLiteral("-xzf"), archive, QStringLiteral("-C"), unpacked});
+        QVERIFY(tar.waitForFinished(kExportTimeoutMs));
+        QCOMPARE(tar.exitCode(), 0);
+        const QString top = unpacked + QStringLiteral("/20261130-120000-bundled/");
+        for (const char* name : {"job.json", "summary.json", "metrics.csv", "eval.csv", "logs/rank-1.log",
+                                 "checkpoints/step-00000010.pt", "model.pt"}) {
+            const QString file = QString::fromLatin1(name);
+            QVERIFY2(QFileInfo::exists(top + file), name);
+            QCOMPARE(readFile(top + file), readFile(run + QLatin1Char('/') + file));
+        }
+        // Without checkpoints and model, as asked; a wrong extension is one clear refusal and no file.
+        QVERIFY(actions->exportBundle(run, m_root.path() + QStringLiteral("/bundle.zip"), {}));
+        const auto [refusedOk, refusal] = waitForExport(*actions, finished);
+        QVERIFY(!refusedOk);
+        QVERIFY2(refusal.contains(QStringLiteral("name it FILE.tar.gz")), qPrintable(refusal));
+        QVERIFY(!QFileInfo::exists(m_root.path() + QStringLiteral("/bundle.zip")));
+    }
+
+    void copiedCheckpointIsIdentical()
+    {
+        const QString run = makeTrainerRun(m_root.path(), QStringLiteral("20261130-130000-copied"), 12);
+        const QString checkpoint = run + QStringLiteral("/checkpoints/step-00000010.pt");
+        auto actions = makeActions();
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+        const QString out = m_root.path() + QStringLiteral("/copy.pt");
+        QVERIFY(actions->copyOut(checkpoint, out));
+        const auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        QVERIFY(readFile(out).size() > 65536);
+        QCOMPARE(readFile(out), readFile(checkpoint));
+        // Onto itself: refused before anything is opened.
+        QVERIFY(!actions->copyOut(checkpoint, checkpoint));
+        QCOMPARE(readFile(checkpoint).size(), 70000);
+    }
+
+    void overwriteOnlyAfterYes()
+    {
+        const QString run = makeTrainerRun(m_root.path(), QStringLiteral("20261130-140000-twice"), 12);
+        const QString out = m_root.path() + QStringLiteral("/existing.pt");
+        writeFile(out, "keep me");
+        auto actions = makeActions();
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+        QStringList asked;
+        bool answer = false;
+        actions->runner()->setConfirmOverwrite([&](const QString& path) {
+            asked << path;
+            return answer;
+        });
+        QVERIFY(!actions->copyOut(run + QStringLiteral("/model.pt"), out));   // No
+        QCOMPARE(asked, QStringList{out});
+        QCOMPARE(readFile(out), QByteArray("keep me"));
+        QVERIFY(actions->runner()->lastMessage().contains(QStringLiteral("not replaced")));
+        QVERIFY(!actions->exportScalars({run}, out, runs::ExportFormat::Csv));   // every export asks
+        QCOMPARE(asked.size(), 2);
+        QCOMPARE(readFile(out), QByteArray("keep me"));
+        QTest::qWait(50);
+        QVERIFY(finished.isEmpty());   // nothing started
+
+        answer = true;                                                        // Yes
+        QVERIFY(actions->copyOut(run + QStringLiteral("/model.pt"), out));
+        const auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        QCOMPARE(asked.size(), 3);
+        QCOMPARE(readFile(out), readFile(run + QStringLiteral("/model.pt")));
+        // A new file is written without asking.
+        QVERIFY(actions->copyOut(run + QStringLiteral("/model.pt"), m_root.path() + QStringLiteral("/fresh.pt")));
+        QVERIFY(waitForExport(*actions, finished).first);
+        QCOMPARE(asked.size(), 3);
+    }
+
+    void failureLeavesNoFile()
+    {
+        const QString run = makeTrainerRun(m_root.path(), QStringLiteral("20261130-150000-fails"), 12);
+        auto actions = makeActions();
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+        // The folder named is a file (so even root cannot write there).
+        const QString notAFolder = m_root.path() + QStringLiteral("/not-a-folder");
+        writeFile(notAFolder, "a file");
+        const QString out = notAFolder + QStringLiteral("/model.pt");
+        QVERIFY(actions->copyOut(run + QStringLiteral("/model.pt"), out));
+        const auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY(!ok);
+        QVERIFY2(message.contains(out) && message.contains(QStringLiteral("cannot write")), qPrintable(message));
+        QCOMPARE(readFile(notAFolder), QByteArray("a file"));
+        QCOMPARE(QDir(m_root.path()).entryList({QStringLiteral("*model*")}, QDir::Files | QDir::Hidden).size(), 0);
+        QVERIFY(actions->exportScalars({run, m_root.path() + QStringLiteral("/no-such-run")},
+                                       m_root.path() + QStringLiteral("/partial.csv"), runs::ExportFormat::Csv));
+        const auto [ok2, message2] = waitForExport(*actions, finished);
+        QVERIFY(!ok2);
+        QVERIFY2(message2.contains(QStringLiteral("no-such-run")), qPrintable(message2));
+        QVERIFY(!QFileInfo::exists(m_root.path() + QStringLiteral("/partial.csv")));
+    }
+
+    void chartHasTheChosenSize()
+    {
+        const QString a = makeTrainerRun(m_root.path(), QStringLiteral("20261130-160000-chart-a"), 12, true);
+        const QString b = makeTrainerRun(m_root.path(), QStringLiteral("20261130-170000-chart-b"), 20, true);
+        auto actions = makeActions();
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+        const QString png = m_root.path() + QStringLiteral("/chart.png");
+        QVERIFY(actions->exportChart({a, b}, png, QSize(640, 480)));
+        const auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(640, 480));
+        QVERIFY(actions->exportChart({a}, m_root.path() + QStringLiteral("/chart.gif"), QSize(640, 480)));
+        QVERIFY(!waitForExport(*actions, finished).first);
+        QVERIFY(!QFileInfo::exists(m_root.path() + QStringLiteral("/chart.gif")));
+    }
+
+    void pickerListsCheckpointsWithLoss()
+    {
+        const QString run = makeTrainerRun(m_root.path(), QStringLiteral("20261130-180000-picked"), 12);
+        writeFile(run + QStringLiteral("/checkpoints/step-00000004.pt"), "four");
+        CheckpointPicker picker(run, CheckpointPicker::Purpose::Resume);
+        QCOMPARE(picker.table()->rowCount(), 2);
+        QCOMPARE(picker.table()->item(0, 0)->text(), QStringLiteral("4"));
+        QCOMPARE(picker.table()->item(0, 3)->text(), QStringLiteral("0.25"));   // metrics.csv: loss 1/step
+        QCOMPARE(picker.table()->item(1, 3)->text(), QStringLiteral("0.1"));
+        QCOMPARE(picker.selectedCheckpoint(), QFileInfo(run + QStringLiteral("/checkpoints/step-00000010.pt")).absoluteFilePath());   // the newest
+        QVERIFY(picker.selectStep(4));
+        QCOMPARE(picker.selectedCheckpoint(), QFileInfo(run + QStringLiteral("/checkpoints/step-00000004.pt")).absoluteFilePath());
+        QVERIFY(!picker.selectStep(5));
+    }
+
+    void onlyStoppedOrFailedRunsResume()
+    {
+        const QString completed = makeTrainerRun(m_root.path(), QStringLiteral("20261130-190000-done"), 12);
+        const QString stopped = makeTrainerRun(m_root.path(), QStringLiteral("20261130-200000-stopped"), 12);
+        writeFile(stopped + QStringLiteral("/summary.json"), R"({"status": "stopped", "steps": 12})");
+        QString active;
+        RunActions actions([this] { return m_selection; }, [&] { return active; });
+        QVERIFY(actions.resumeRefusal(completed).contains(QStringLiteral("completed")));
+        QCOMPARE(actions.resumeRefusal(stopped), QString());
+        m_selection = {stopped};
+        actions.updateMenu();
+        QVERIFY(actions.resumeAction()->isEnabled());
+        QVERIFY(actions.newJobAction()->isEnabled());
+        active = stopped;
+        QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("running now")));
+        actions.updateMenu();
+        QVERIFY(!actions.resumeAction()->isEnabled());
+        QVERIFY(QDir(stopped + QStringLiteral("/checkpoints")).removeRecursively());
+        active.clear();
+        QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("no checkpoint")));
+        QSignalSpy newJob(&actions, &RunActions::newJobRequested);
+        actions.newJobAction()->trigger();
+        QCOMPARE(newJob.size(), 1);
+        QCOMPARE(newJob.first().first().toString(), stopped);
+        m_selection.clear();
+    }
+};
+
+QTEST_MAIN(TestRunActions)
+#include "tst_run_actions.moc"
