@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "launch_command.h"
+#include "slurm_flags.h"
 #include "test_metric_pattern.h"
 
 int main(int argc, char** argv)
@@ -19,7 +20,13 @@ int main(int argc, char** argv)
     }
     JobSpec job;
     bool quiet = false;
+    QString attachDir;
     try {
+        if (parseAttachArguments(QCoreApplication::arguments(), &attachDir, &quiet)) {
+            LaunchCommand command(job, quiet);
+            command.setAttach(attachDir);
+            return command.exec();
+        }
         if (!parseLaunchArguments(QCoreApplication::arguments(), &job, &quiet)) return kLaunchExitCompleted;
     } catch (const JobError& e) {
         std::fprintf(stderr, "ringmaster-launch: error: %s\n", e.what());

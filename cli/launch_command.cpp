@@ -18,6 +18,7 @@
 #include "gpu_placement.h"
 #include "preflight.h"
 #include "run_supervisor.h"
+#include "slurm_flags.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -139,9 +140,10 @@ QString launchUsage()
         "  -- ARGS...              everything after -- is passed to the script unchanged\n"
         "  --test-metric-pattern [--metric-pattern REGEX]... [--json]\n"
         "                          read lines on stdin, print the scalars a script's output would give; no run\n"
+        "%1"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
-        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n");
+        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n").arg(slurmUsage());
 }
 
 bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet)
@@ -190,6 +192,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     bool gpusGiven = false;
     bool patternsGiven = false;
     int givenNproc = 0;
+    SlurmFlags slurm;
     for (int i = 0; i < rest.size(); ++i) {
         const QString flag = rest.at(i);
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
@@ -200,11 +203,16 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
             *quiet = true;
             continue;
         }
+        if (SlurmFlags::takesNoValue(flag)) {
+            slurm.enable();
+            continue;
+        }
         if (!flag.startsWith(QStringLiteral("--"))) {
             throw JobError(QStringLiteral("unexpected argument '%1' (the job file comes first; flags look like --name VALUE)").arg(flag));
         }
         if (i + 1 >= rest.size()) throw JobError(QStringLiteral("%1 needs a value").arg(flag));
         const QString value = rest.at(++i);
+        if (slurm.take(flag, value)) continue;
         if (flag == QLatin1String("--nproc")) { job->nproc = givenNproc = integerFlag(flag, value); nprocGiven = true; }
         else if (flag == QLatin1String("--gpus")) { job->gpus = parseGpuList(value); job->device = QStringLiteral("cuda"); job->nproc = static_cast<int>(job->gpus.size()); gpusGiven = true; }
         else if (flag == QLatin1String("--device")) { job->device = value; deviceGiven = true; }
@@ -227,6 +235,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else { job->setTrainerOption(flag, QJsonValue(value)); trainerFlags << flag; }
     }
     checkScriptArguments(job, trainerFlags, fileHasTrainerFlags ? jobFile : QString(), scriptArgsGiven, scriptArgs);
+    slurm.applyTo(job);
     // --device cpu on a GPU machine: the GPU default does not apply; CPU ranks default to 2. A given
     // --nproc (even a bad one, which pre-flight reports) is kept.
     if (deviceGiven && job->device == QLatin1String("cpu")) {
@@ -283,7 +292,9 @@ LaunchCommand::~LaunchCommand()
 int LaunchCommand::exec()
 {
     QString error;
-    if (!m_supervisor->start(m_job, &error)) {
+    const bool launched = m_attachDir.isEmpty() ? m_supervisor->start(m_job, &error) : m_supervisor->attach(m_attachDir, &error);
+    if (launched && !m_attachDir.isEmpty()) m_job = m_supervisor->job();
+    if (!launched) {
         // Ctrl-C during pre-flight: the user stopped it, the job was not at fault.
         char byte = 0;
         if (::read(g_signalPipe[0], &byte, 1) == 1) {

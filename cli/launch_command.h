@@ -34,6 +34,8 @@ class LaunchCommand : public QObject
 public:
     LaunchCommand(JobSpec job, bool quiet, QObject* parent = nullptr);
     ~LaunchCommand() override;
+    // Follows the Slurm run in RUN_DIR (ringmaster-launch --attach) instead of starting the job.
+    void setAttach(const QString& runDir) { m_attachDir = runDir; }
     // Runs the event loop until the run ends; returns the exit code.
     int exec();
 
@@ -50,6 +52,7 @@ private:
     void showLive(const QString& text);
 
     JobSpec m_job;
+    QString m_attachDir;
     bool m_quiet;
     bool m_tty;
     RunSupervisor* m_supervisor;

@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+#include "slurm/batch_script.h"
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -72,6 +74,7 @@ QStringList stringList(const QJsonObject& o, const char* key, const QString& ori
 
 int JobSpec::worldSize() const
 {
+    if (slurm.enabled) return slurm.nodes * slurmTasksPerNode(*this, slurm);
     if (device == QLatin1String("cuda") && !gpus.isEmpty()) return static_cast<int>(gpus.size());
     return nproc;
 }
@@ -99,6 +102,7 @@ QJsonObject JobSpec::toJson() const
     if (isScript() || python != QLatin1String(kDefaultPython)) launch.insert(QStringLiteral("python"), python);
     if (!metricPatterns.isEmpty()) launch.insert(QStringLiteral("metric_patterns"), QJsonArray::fromStringList(metricPatterns));
     if (!tensorboardDir.isEmpty()) launch.insert(QStringLiteral("tensorboard_dir"), tensorboardDir);
+    if (slurm.enabled) launch.insert(QStringLiteral("slurm"), slurm.toJson());
     QJsonObject object{{QStringLiteral("version"), kJobFormatVersion}, {QStringLiteral("launch"), launch}};
     if (!isScript() || !trainer.isEmpty()) object.insert(QStringLiteral("trainer"), trainer);
     return object;
@@ -137,7 +141,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
                                    QStringLiteral("heartbeat_timeout"), QStringLiteral("grace_period"),
                                    QStringLiteral("resume"), QStringLiteral("trainer_path"), QStringLiteral("script"),
                                    QStringLiteral("script_args"), QStringLiteral("python"),
-                                   QStringLiteral("metric_patterns"), QStringLiteral("tensorboard_dir")};
+                                   QStringLiteral("metric_patterns"), QStringLiteral("tensorboard_dir"), QStringLiteral("slurm")};
     for (auto it = launch.begin(); it != launch.end(); ++it) {
         if (!known.contains(it.key())) {
             throw JobError(QStringLiteral("%1: unknown key \"launch.%2\" (known: %3)")
@@ -175,6 +179,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.scriptArgs = stringList(launch, "script_args", origin);
     job.metricPatterns = stringList(launch, "metric_patterns", origin);
     job.tensorboardDir = text(launch, "tensorboard_dir", job.tensorboardDir, origin);
+    job.slurm = SlurmRequest::fromJson(launch.value(QStringLiteral("slurm")), origin);
     for (const char* key : {"script_args", "metric_patterns", "tensorboard_dir"}) {
         const auto value = launch.value(QLatin1String(key));
         const bool given = value.isArray() ? !value.toArray().isEmpty() : value.isString() && !value.toString().isEmpty();

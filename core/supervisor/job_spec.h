@@ -12,7 +12,7 @@
 // torchrun-style script instead has "launch.script" (and optionally "script_args", a list of strings,
 // and "python", the interpreter, default python3; "metric_patterns", a list of regular expressions for
 // its output, ["none"] to turn that off; "tensorboard_dir", the folder its TensorBoard files go to, default
-// the run directory) and no trainer flags. Loading checks every key and type
+// the run directory) and no trainer flags. "launch.slurm" (slurm/slurm_request.h) submits the job to Slurm. Loading checks every key and type
 // (integers where a count is meant, GPU indices as non-negative integers) and names the key it
 // rejects; load -> save gives back the same job, trainer flags it does not know included.
 
@@ -20,6 +20,8 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+
+#include "slurm/slurm_request.h"
 
 namespace ringmaster::supervisor {
 
@@ -50,7 +52,11 @@ struct JobSpec
     // A script sends no heartbeats, so its hang detection is off unless a timeout was given (in the
     // file or as --heartbeat-timeout); the built-in trainer always has one.
     bool heartbeatTimeoutGiven = false;
+    // "launch.slurm": when enabled the job runs as one Slurm batch job (slurm/slurm_request.h) instead of
+    // as ranks this machine starts itself.
+    SlurmRequest slurm;
 
+    // Ranks: nproc (or the GPUs picked); under Slurm, nodes x tasks per node (slurm/batch_script.h).
     int worldSize() const;
     bool isScript() const { return !script.isEmpty(); }
     // The name a new run directory ends with: the script's stem, or the model's.

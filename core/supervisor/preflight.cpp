@@ -3,6 +3,7 @@
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "metric_line_parser.h"
+#include "slurm/slurm_preflight.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -233,7 +234,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         result.error = QStringLiteral("--grace-period %1: must be from 0 to %2 seconds").arg(job.gracePeriodSec).arg(kMaxGracePeriodSec);
         return result;
     }
-    if (job.device == QLatin1String("cpu")) {
+    if (job.slurm.enabled) {
+        // Slurm places the ranks: this machine's CPUs and GPUs are not the job's.
+        if (!(result.error = checkSlurmJob(job)).isEmpty()) return result;
+    } else if (job.device == QLatin1String("cpu")) {
         if (!(result.error = checkCpuRanks(job)).isEmpty()) return result;
     } else if (job.device == QLatin1String("cuda")) {
         const GpuInventory inventory;
@@ -254,9 +258,13 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
     const QString outputTarget = job.runDir.isEmpty() ? job.outputRoot : QFileInfo(job.runDir).absolutePath();
     if (!(result.error = checkOutputFolder(outputTarget)).isEmpty()) return result;
     // A script is checked by its interpreter importing torch; the trainer validates its own flags.
+    // Under Slurm the flags are validated here for the job's world size, on the CPU (this machine may have no GPU).
+    JobSpec validated = job;
+    if (job.slurm.enabled) validated.device = QStringLiteral("cpu");
     result.error = job.isScript() ? checkInterpreterHasTorch(job, &result, cancelled)
-                                  : validateWithTrainer(result.trainerPath, job, cancelled);
+                                  : validateWithTrainer(result.trainerPath, validated, cancelled);
     if (!result.error.isEmpty()) return result;
+    if (job.slurm.enabled) return result; // the rendezvous port follows from the Slurm job id
     if (job.masterPort < 0 || job.masterPort > 65535) {
         result.error = QStringLiteral("--master-port %1: must be in 1..65535, or 0 to pick a free one").arg(job.masterPort);
         return result;

@@ -10,6 +10,21 @@
 
 namespace ringmaster::supervisor {
 
+bool RunDirectory::adopt(const QString& path, QString* error)
+{
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    if (!QFileInfo(absolute + QStringLiteral("/job.json")).isFile()) {
+        *error = QStringLiteral("%1 is not a run directory (it has no job.json)").arg(path);
+        return false;
+    }
+    m_path = absolute;
+    m_launcherLog.close();
+    m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
+    m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    m_clock.start();
+    return true;
+}
+
 bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error)
 {
     bool created = false;

@@ -23,6 +23,9 @@ public:
     // and opens logs/launcher.log. Returns false with *error set; for a new run nothing is left behind.
     bool prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error);
 
+    // Takes over an existing run directory without writing anything but the launcher's log (a Slurm run
+    // followed again after the launcher that submitted it exited). False with *error set when it has no job.json.
+    bool adopt(const QString& path, QString* error);
     QString path() const { return m_path; }
     QString jobFile() const { return m_path + QStringLiteral("/job.json"); }
     QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }

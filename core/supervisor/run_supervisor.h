@@ -1,48 +1,30 @@
 #pragma once
-// Runs one job: pre-flight, a run directory, the metric socket, one ringmaster-trainer (or one
-// interpreter running the user's own script: rank_command.h says what differs) per rank in
-// one process group of its own (not the terminal's: Ctrl-C reaches the front end, which asks for a
-// graceful stop), then watches it. One rank failing (or going silent past the heartbeat timeout)
-// brings the whole group down and names the root cause (failure_verdict.h); --max-restarts relaunches
-// from the latest checkpoint; a rendezvous port taken by another process between pre-flight and
-// rank 0's bind is retried on a new port without counting as a restart. Stop is graceful (SIGTERM,
-// grace period, SIGKILL); destruction kills every rank it still owns, so no trainer outlives its
-// supervisor. Shared by ringmaster-launch and the GUI.
+// Runs one job at a time, wherever it runs: the one class ringmaster-launch and the GUI use. It makes the
+// pre-flight, picks the backend for the job (run_backend.h: LocalRun starts the ranks on this machine;
+// SlurmRun submits the job to Slurm when the job has "launch.slurm") and forwards the backend's signals,
+// so the front ends are the same for both. attach() follows a run that Slurm is still running after the
+// launcher or the GUI that submitted it exited. A finished run's backend stays until the next start, so
+// its state, ranks and root cause can still be read.
 
-#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
-#include <QProcessEnvironment>
-#include <QSet>
-#include <QTimer>
-
-#include <memory>
-#include <vector>
+#include <QPointer>
 
 #include "failure_verdict.h"
 #include "job_spec.h"
 #include "metric_line_parser.h"
-#include "oom_watch.h"
 #include "preflight.h"
-#include "rank_command.h"
-#include "run_directory.h"
+#include "run_backend.h"
 #include "run_types.h"
 #include "scalar_recorder.h"
-#include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
-
-class MetricServer;
-class RankProcess;
 
 class RunSupervisor : public QObject
 {
     Q_OBJECT
 
 public:
-    // Relaunches on a new port after "address in use", before the run counts as failed.
-    static constexpr int kMaxPortRetries = 3;
-
     explicit RunSupervisor(QObject* parent = nullptr);
     ~RunSupervisor() override;
 
@@ -52,98 +34,52 @@ public:
     bool start(const JobSpec& job, QString* error);
     // Launch with a pre-flight already made for this job (runPreflight(job) returned `checked`).
     bool start(const JobSpec& job, const PreflightResult& checked, QString* error);
-    // SIGTERM to every rank: they finish the step, checkpoint and exit; SIGKILL after the grace period.
+    // Follows again a run submitted to Slurm (RUN_DIR/job.json names its job id) that is still queued or
+    // running. False with *error set when RUN_DIR is not such a run.
+    bool attach(const QString& runDir, QString* error);
+    // Graceful stop: each rank finishes its step, checkpoints and exits (SIGTERM; forced after the grace period).
     void requestStop();
-    // SIGKILL to the whole group now.
+    // Every rank ends now (SIGKILL to the group; scancel under Slurm).
     void kill();
     // Asks rank 0 to write a checkpoint after its current step (SIGUSR1).
     void requestCheckpoint();
 
-    RunState state() const { return m_state; }
-    const JobSpec& job() const { return m_job; }
-    QString runDir() const { return m_dir.path(); }
+    RunState state() const;
+    const JobSpec& job() const;
+    QString runDir() const;
     QString socketPath() const;
-    int masterPort() const { return m_masterPort; }
-    int restartCount() const { return m_restarts; }
-    int portRetryCount() const { return m_portRetries; }
-    qint64 totalSteps() const { return m_totalSteps; }
-    qint64 stepsPerEpoch() const { return m_stepsPerEpoch; }
-    qint64 stepsReceived() const { return m_stepsReceived; }
+    int masterPort() const;
+    int restartCount() const;
+    int portRetryCount() const;
+    qint64 totalSteps() const;
+    qint64 stepsPerEpoch() const;
+    qint64 stepsReceived() const;
     qint64 rejectedConnections() const;
     QList<RankStatus> ranks() const;
     // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
     qint64 processGroup() const;
-    RootCause rootCause() const { return m_verdict.rootCause(); }
+    RootCause rootCause() const;
+    // The backend of the current (or last) run, null before the first start.
+    RunBackend* backend() const { return m_backend; }
 
 Q_SIGNALS:
-    // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,
-    // frames from the Python helper module.
+    // The backend's signals (run_backend.h says what each means).
     void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
     void stateChanged(ringmaster::supervisor::RunState state);
     void stepReceived(const ringmaster::supervisor::StepMetric& metric);
     void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
     void checkpointSaved(qint64 step, const QString& path);
-    // Rank 0 began training at this step (0 on a fresh start; a restart resumes from its checkpoint,
-    // so metrics already shown past this step will arrive again and should be dropped).
     void trainingStarted(qint64 fromStep);
     void rankChanged(int rank);
-    // rank -1: the launcher's own log.
     void logLine(int rank, const QString& line);
     void finished(ringmaster::supervisor::RunState state);
 
 private:
-    // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
-    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
-    void followTensorBoard();
-    struct Rank;
+    bool isActive() const;
+    void adopt(RunBackend* backend);
 
-    void connectServer();
-    void launchGroup();
-    bool ownsGroup() const;
-    bool acceptsPeer(int rank, qint64 pid) const;
-    void onRankFinished(int rank, int exitCode, int exitSignal);
-    void onHeartbeat(int rank, qint64 step, const QString& phase);
-    void onStatus(const QString& status, const QJsonObject& frame);
-    void onWatchdog();
-    void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
-    void signalRanks(int signal);
-    void bringDown(int signal, int escalateAfterMs);
-    void concludeIfAllExited();
-    bool relaunchAfter(const QString& why, bool countsAsRestart);
-    void finishRun(RunState state);
-    void setState(RunState state);
-    void log(const QString& message);
-
-    JobSpec m_job;
-    PreflightResult m_checked;
-    LaunchPolicy m_policy;
-    int m_masterPort = 0;
-    RunDirectory m_dir;
-    RunState m_state = RunState::Idle;
-    std::unique_ptr<MetricServer> m_server;
-    ScalarRecorder m_scalarRecorder;
-    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
-    bool m_scalarWriteFailed = false;
-    std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
-    qint64 m_lastScalarStep = -1;
-    QMap<QString, double> m_lastScalars;
-    std::vector<std::unique_ptr<Rank>> m_ranks;
-    pid_t m_group = 0;
-    QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks
-    OomWatch m_oom;
-    QTimer m_watchdog;
-    QTimer m_escalation;
-    QTimer m_verdictWindow;
-    FailureVerdict m_verdict;
-    bool m_stopRequested = false;
-    bool m_bringingDown = false;
-    int m_restarts = 0;
-    int m_portRetries = 0;
-    qint64 m_totalSteps = 0;
-    qint64 m_stepsPerEpoch = 0;
-    qint64 m_stepsReceived = 0;
-    QString m_finalStatus;
-    int m_launchGeneration = 0;    // which launch the ranks' queued reports belong to
+    QPointer<RunBackend> m_backend;
+    JobSpec m_noJob;
 };
 
 } // namespace ringmaster::supervisor

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QThread>
 
 namespace ringmaster::supervisor::slurmtest {
@@ -104,6 +105,52 @@ SlurmClient Stubs::client(int timeoutMs) const
     SlurmCommands commands = SlurmCommands::inFolder(m_dir.path());
     commands.timeoutMs = timeoutMs;
     return SlurmClient(commands);
+}
+
+bool localSlurm(QString* skipReason, const char* realEntry)
+{
+    static bool tried = false;
+    static QString skip;
+    if (!tried) {
+        tried = true;
+        if (qEnvironmentVariable("RINGMASTER_REAL_SLURM_TESTS") == QLatin1String("separate")) {
+            skip = QStringLiteral("the real Slurm tests run as ctest %1 (label slurm)").arg(QLatin1String(realEntry));
+        }
+        for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel", "srun"}) {
+            if (!skip.isEmpty()) break;
+            if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty()) {
+                skip = QStringLiteral("Slurm is not installed (%1 missing): scripts/setup.sh installs slurm-wlm and munge")
+                           .arg(QLatin1String(tool));
+                break;
+            }
+        }
+        if (skip.isEmpty()) {
+            QElapsedTimer timer;
+            timer.start();
+            const Ran started = runProgram(QStringLiteral(RINGMASTER_SOURCE_DIR "/scripts/slurm-local.sh"), {}, kSlurmStartTimeoutMs);
+            if (started.exitCode == kExitCannotRunHere) skip = started.output.trimmed();
+            else if (started.exitCode != 0) skip = QStringLiteral("FAIL: ") + started.output;
+            qInfo("slurm-local.sh took %lld ms", static_cast<long long>(timer.elapsed()));
+        }
+    }
+    *skipReason = skip;
+    return skip.isEmpty();
+}
+
+JobGuard::~JobGuard()
+{
+    if (!jobId.isEmpty() && !client.state(jobId).isFinal()) client.kill(jobId);
+}
+
+QString queueLine(const QString& jobId)
+{
+    return runProgram(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"), QStringLiteral("%i %T")})
+        .output.trimmed();
+}
+
+bool waitFinal(const SlurmClient& client, const QString& jobId, SlurmJobStatus* status)
+{
+    return pollUntil([&] { return (*status = client.state(jobId)).isFinal(); }, kJobDeadlineMs);
 }
 
 } // namespace ringmaster::supervisor::slurmtest

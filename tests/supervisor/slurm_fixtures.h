@@ -18,6 +18,9 @@ namespace ringmaster::supervisor::slurmtest {
 
 inline constexpr char kPython[] = "/usr/bin/python3";
 inline constexpr int kPollMs = 200;
+inline constexpr int kSlurmStartTimeoutMs = 120000;
+inline constexpr int kJobDeadlineMs = 120000;
+inline constexpr int kExitCannotRunHere = 77; // scripts/slurm-local.sh: not root, or Slurm not installed
 inline constexpr char kInvalidJob[] = "slurm_load_jobs error: Invalid job id specified\n";
 
 // Arguments a shell would mangle if any quoting were wrong.
@@ -87,6 +90,33 @@ bool pollUntil(const std::function<bool()>& condition, int timeoutMs);
 
 // A job running /usr/bin/python3 SCRIPT with `arguments`, 2 CPU ranks, in runDir.
 BatchScriptInput scriptInput(const QString& runDir, const QString& script, const QStringList& arguments);
+
+// Starts the one-node Slurm of scripts/slurm-local.sh once per test process. False with *skipReason set
+// when it cannot run here (not root, Slurm not installed), or when RINGMASTER_REAL_SLURM_TESTS=separate
+// (the real-Slurm cases then run as the ctest entry `realEntry`); a reason starting "FAIL: " means it was
+// tried and failed, which fails the test rather than skipping it.
+bool localSlurm(QString* skipReason, const char* realEntry);
+
+// Kills a job a failing test left behind, so no test leaves the queue busy.
+struct JobGuard
+{
+    SlurmClient client;
+    QString jobId;
+    ~JobGuard();
+};
+
+// squeue's line for the job ("57 RUNNING"), empty once Slurm has let it go.
+QString queueLine(const QString& jobId);
+bool waitFinal(const SlurmClient& client, const QString& jobId, SlurmJobStatus* status);
+
+#define REQUIRE_SLURM_FOR(entry)                                                              \
+    do {                                                                                      \
+        QString reason;                                                                       \
+        if (!::ringmaster::supervisor::slurmtest::localSlurm(&reason, entry)) {               \
+            if (reason.startsWith(QStringLiteral("FAIL: "))) QFAIL(qPrintable(reason));       \
+            QSKIP(qPrintable(reason));                                                        \
+        }                                                                                     \
+    } while (false)
 
 // A folder of stubs of every Slurm tool (kStub).
 class Stubs

@@ -31,9 +31,6 @@ using namespace ringmaster::supervisor::slurmtest;
 
 namespace {
 
-constexpr int kSlurmStartTimeoutMs = 120000;
-constexpr int kJobDeadlineMs = 120000;
-constexpr int kExitCannotRunHere = 77; // scripts/slurm-local.sh: not root, or Slurm not installed
 
 SlurmRequest parseRequest(const QByteArray& json)
 {
@@ -66,9 +63,6 @@ private slots:
 
 private:
     // Skips (QSKIP) when no Slurm can be started here; starts scripts/slurm-local.sh once.
-    bool localSlurm(QString* skipReason);
-    bool m_slurmTried = false;
-    QString m_slurmSkip;
 };
 
 void TestSlurmComponents::requestRoundTrip()
@@ -455,64 +449,7 @@ void TestSlurmComponents::clientStopKillPartitions()
     QCOMPARE(stubs.client().partitions().error, QStringLiteral("sinfo: Unable to contact slurm controller (connect failure)"));
 }
 
-bool TestSlurmComponents::localSlurm(QString* skipReason)
-{
-    if (!m_slurmTried) {
-        m_slurmTried = true;
-        if (qEnvironmentVariable("RINGMASTER_REAL_SLURM_TESTS") == QLatin1String("separate")) {
-            m_slurmSkip = QStringLiteral("the real Slurm tests run as ctest supervisor.tst_slurm_components.real (label slurm)");
-        }
-        for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel", "srun"}) {
-            if (!m_slurmSkip.isEmpty()) break;
-            if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty()) {
-                m_slurmSkip = QStringLiteral("Slurm is not installed (%1 missing): scripts/setup.sh installs slurm-wlm and munge")
-                                  .arg(QLatin1String(tool));
-                break;
-            }
-        }
-        if (m_slurmSkip.isEmpty()) {
-            QElapsedTimer timer;
-            timer.start();
-            const Ran started = runProgram(QStringLiteral(RINGMASTER_SOURCE_DIR "/scripts/slurm-local.sh"), {}, kSlurmStartTimeoutMs);
-            if (started.exitCode == kExitCannotRunHere) m_slurmSkip = started.output.trimmed();
-            else if (started.exitCode != 0) m_slurmSkip = QStringLiteral("FAIL: ") + started.output;
-            qInfo("slurm-local.sh took %lld ms", static_cast<long long>(timer.elapsed()));
-        }
-    }
-    *skipReason = m_slurmSkip;
-    return m_slurmSkip.isEmpty();
-}
-
-// Kills a job a failing test left behind, so no test leaves the queue busy.
-struct JobGuard
-{
-    SlurmClient client;
-    QString jobId;
-    ~JobGuard()
-    {
-        if (!jobId.isEmpty() && !client.state(jobId).isFinal()) client.kill(jobId);
-    }
-};
-
-QString queueLine(const QString& jobId)
-{
-    return runProgram(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), jobId, QStringLiteral("-o"), QStringLiteral("%i %T")})
-        .output.trimmed();
-}
-
-bool waitFinal(const SlurmClient& client, const QString& jobId, SlurmJobStatus* status)
-{
-    return pollUntil([&] { return (*status = client.state(jobId)).isFinal(); }, kJobDeadlineMs);
-}
-
-#define REQUIRE_SLURM()                                                                       \
-    do {                                                                                      \
-        QString reason;                                                                       \
-        if (!localSlurm(&reason)) {                                                           \
-            if (reason.startsWith(QStringLiteral("FAIL: "))) QFAIL(qPrintable(reason));       \
-            QSKIP(qPrintable(reason));                                                        \
-        }                                                                                     \
-    } while (false)
+#define REQUIRE_SLURM() REQUIRE_SLURM_FOR("supervisor.tst_slurm_components.real")
 
 void TestSlurmComponents::realSlurmScriptJob()
 {

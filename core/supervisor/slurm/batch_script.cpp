@@ -11,6 +11,9 @@ namespace {
 
 // Variables a launcher sets per process. The submitter's environment reaches the job (sbatch exports it
 // by default), so whatever it had of these is removed: each task gets its own below, or derives them.
+// The supervisor that submits the job passes its own socket and token in sbatch's environment under
+// kSubmitterSocketEnv / kSubmitterTokenEnv (never in this readable file); they become the tasks'
+// RINGMASTER_SOCKET / RINGMASTER_TOKEN, so rank 0 reports live when it runs on the submitting host.
 constexpr char kLauncherVariables[] =
     "RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GROUP_RANK GROUP_WORLD_SIZE "
     "ROLE_NAME ROLE_RANK ROLE_WORLD_SIZE TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS "
@@ -130,7 +133,12 @@ QString batchScriptText(const BatchScriptInput& input)
       << QStringLiteral("mkdir -p logs")
       << QString()
       << QStringLiteral("# A launcher's per-process variables from the submitting environment must not reach the tasks.")
-      << QStringLiteral("unset %1").arg(QLatin1String(kLauncherVariables));
+      << QStringLiteral("unset %1").arg(QLatin1String(kLauncherVariables))
+      << QStringLiteral("# Rank 0 reports live to the Ringmaster that submitted the job (socket and token come through")
+      << QStringLiteral("# sbatch's environment, not this file); submitted by hand, the tasks write their files only.")
+      << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_SOCKET=\"$%1\" RINGMASTER_TOKEN=\"$%2\"; fi")
+             .arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterTokenEnv))
+      << QStringLiteral("unset %1 %2").arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterTokenEnv));
 
     // One step, one task per rank; --kill-on-bad-exit ends the others when a rank fails, as the local
     // supervisor brings the group down. CPUs per task: what the job asked for (srun 22.05 does not

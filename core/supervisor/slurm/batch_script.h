@@ -17,6 +17,9 @@
 namespace ringmaster::supervisor {
 
 inline constexpr char kBatchScriptRelativePath[] = "slurm/job.sbatch";
+// Set in sbatch's environment by the submitting supervisor: its metric socket and token for the tasks.
+inline constexpr char kSubmitterSocketEnv[] = "RINGMASTER_SUBMITTER_SOCKET";
+inline constexpr char kSubmitterTokenEnv[] = "RINGMASTER_SUBMITTER_TOKEN";
 // The rendezvous port rule shared with ringmaster-trainer (core/trainer/dist_env.h).
 inline constexpr long kSlurmMasterPortBase = 15000;
 inline constexpr long kSlurmMasterPortSpan = 17000;

@@ -106,11 +106,12 @@ bool SlurmJobStatus::isFinal() const
 
 SlurmClient::SlurmClient(SlurmCommands commands) : m_commands(std::move(commands)) {}
 
-SlurmClient::Result SlurmClient::run(const QString& program, const QStringList& arguments) const
+SlurmClient::Result SlurmClient::run(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment) const
 {
     Result result;
     const QString tool = QFileInfo(program).fileName();
     QProcess process;
+    if (!environment.isEmpty()) process.setProcessEnvironment(environment);
     process.start(program, arguments);
     if (!process.waitForStarted(kStartTimeoutMs)) {
         result.error = QStringLiteral("%1 could not be started (%2): is Slurm installed and on PATH?")
@@ -136,10 +137,10 @@ SlurmClient::Result SlurmClient::run(const QString& program, const QStringList& 
     return result;
 }
 
-SlurmSubmission SlurmClient::submit(const QString& scriptPath) const
+SlurmSubmission SlurmClient::submit(const QString& scriptPath, const QProcessEnvironment& environment) const
 {
     SlurmSubmission submission;
-    const Result result = run(m_commands.sbatch, {QStringLiteral("--parsable"), scriptPath});
+    const Result result = run(m_commands.sbatch, {QStringLiteral("--parsable"), scriptPath}, environment);
     if (!result.error.isEmpty()) {
         submission.error = QStringLiteral("sbatch failed: %1").arg(result.error);
         return submission;

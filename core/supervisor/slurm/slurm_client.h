@@ -8,6 +8,7 @@
 // Every failure comes back as one line (Slurm's own message where it gave one), never an exception.
 
 #include <QList>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -88,8 +89,9 @@ class SlurmClient
 public:
     explicit SlurmClient(SlurmCommands commands = {});
 
-    // sbatch --parsable SCRIPT. The script's #SBATCH lines hold the request.
-    SlurmSubmission submit(const QString& scriptPath) const;
+    // sbatch --parsable SCRIPT. The script's #SBATCH lines hold the request. `environment` (the caller's
+    // own when empty) is what sbatch runs with, and so what the job's tasks inherit (sbatch exports it).
+    SlurmSubmission submit(const QString& scriptPath, const QProcessEnvironment& environment = {}) const;
     // squeue -h -j ID -o '%T|%r' while the queue lists the job, else scontrol show job ID (JobState=,
     // Reason=, ExitCode=), else sacct (when configured and accounting exists), else Gone.
     SlurmJobStatus state(const QString& jobId) const;
@@ -115,7 +117,7 @@ private:
         QString out;
         QString error;   // the program could not run, timed out, or exited non-zero: one line
     };
-    Result run(const QString& program, const QStringList& arguments) const;
+    Result run(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment = {}) const;
 
     SlurmCommands m_commands;
 };

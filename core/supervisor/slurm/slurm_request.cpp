@@ -125,7 +125,7 @@ qint64 slurmTimeSeconds(const QString& text)
 QJsonObject SlurmRequest::toJson() const
 {
     if (!enabled) return {};
-    return QJsonObject{
+    QJsonObject object{
         {QStringLiteral("nodes"), nodes},
         {QStringLiteral("ntasks_per_node"), ntasksPerNode},
         {QStringLiteral("gpus_per_node"), gpusPerNode},
@@ -134,6 +134,8 @@ QJsonObject SlurmRequest::toJson() const
         {QStringLiteral("account"), account},
         {QStringLiteral("extra_args"), QJsonArray::fromStringList(extraArgs)},
     };
+    if (!jobId.isEmpty()) object.insert(QStringLiteral("job_id"), jobId);
+    return object;
 }
 
 SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& origin)
@@ -146,7 +148,7 @@ SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& orig
     const QJsonObject o = value.toObject();
     static const QStringList known{QStringLiteral("nodes"), QStringLiteral("ntasks_per_node"), QStringLiteral("gpus_per_node"),
                                    QStringLiteral("partition"), QStringLiteral("time"), QStringLiteral("account"),
-                                   QStringLiteral("extra_args")};
+                                   QStringLiteral("extra_args"), QStringLiteral("job_id")};
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (!known.contains(it.key())) {
             throw JobError(QStringLiteral("%1: unknown key \"launch.slurm.%2\" (known: %3)")
@@ -160,6 +162,7 @@ SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& orig
     request.partition = name(o, "partition", origin);
     request.account = name(o, "account", origin);
     request.time = text(o, "time", origin);
+    request.jobId = name(o, "job_id", origin);
     if (!request.time.isEmpty() && slurmTimeSeconds(request.time) == kSlurmTimeInvalid) {
         throw JobError(QStringLiteral("%1: \"launch.slurm.time\" \"%2\" is not a Slurm time limit: use MINUTES, "
                                       "HOURS:MINUTES:SECONDS or DAYS-HOURS[:MINUTES[:SECONDS]], e.g. \"0-02:00:00\"")

@@ -6,6 +6,7 @@
 // in job_spec.h's style (JobError); load -> save gives back the same request.
 //   "slurm": {"nodes": 2, "ntasks_per_node": 4, "gpus_per_node": 4, "partition": "gpu",
 //             "time": "0-02:00:00", "account": "proj42", "extra_args": ["--mem=64G", "--qos=high"]}
+// Once submitted, the run directory's job.json also holds "job_id": "12345" (ignored when submitting again).
 // ntasks_per_node 0 (the default) means one task per GPU on cuda, else the job's nproc per node.
 
 #include <QJsonObject>
@@ -29,6 +30,7 @@ struct SlurmRequest
     QString time;              // sbatch --time as given (validated); empty: the partition's default
     QString account;           // empty: the user's default account
     QStringList extraArgs;     // further sbatch options, one long option per item ("--mem=64G")
+    QString jobId;             // "job_id": the Slurm job this run was submitted as (written by Ringmaster)
 
     // {} for a request that is not enabled; the lead's JobSpec::toJson inserts it only when enabled.
     QJsonObject toJson() const;

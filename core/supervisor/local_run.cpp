@@ -1,0 +1,586 @@
+#include "local_run.h"
+
+#include <QFileInfo>
+#include <QJsonObject>
+
+#include <csignal>
+#include <limits>
+
+#include <unistd.h>
+
+#include "../protocol/exit_codes.h"
+#include "../protocol/wire.h"
+#include "metric_server.h"
+#include "proc_info.h"
+#include "rank_command.h"
+#include "rank_process.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr int kWatchdogIntervalMs = 250;
+// After the first failure, other ranks' exits within this window are weighed for the root cause:
+// a rank killed by a signal explains its peers' "connection reset" better than the other way round.
+constexpr int kVerdictWindowMs = 300;
+// Failure bring-down: SIGTERM, then SIGKILL after this long (peers blocked in a collective ignore SIGTERM).
+constexpr int kFailureGraceMs = 2000;
+constexpr int kTailLinesInReport = 8;
+constexpr int kReapTimeoutMs = 5000;
+
+QString key(const char* name)
+{
+    return QString::fromLatin1(name);
+}
+
+} // namespace
+
+struct LocalRun::Rank
+{
+    std::unique_ptr<RankProcess> process;
+    RankStatus status;
+    QElapsedTimer sinceHeartbeat;
+};
+
+LocalRun::LocalRun(QObject* parent)
+    : RunBackend(parent)
+{
+    m_watchdog.setInterval(kWatchdogIntervalMs);
+    connect(&m_watchdog, &QTimer::timeout, this, &LocalRun::onWatchdog);
+    m_escalation.setSingleShot(true);
+    connect(&m_escalation, &QTimer::timeout, this, [this] {
+        log(QStringLiteral("grace period over: SIGKILL to the process group"));
+        bringDown(SIGKILL, 0);
+    });
+    m_verdictWindow.setSingleShot(true);
+    connect(&m_verdictWindow, &QTimer::timeout, this, [this] {
+        log(QStringLiteral("run failed: %1; bringing the group down").arg(m_verdict.rootCause().summary()));
+        bringDown(SIGTERM, kFailureGraceMs);
+    });
+}
+
+LocalRun::~LocalRun()
+{
+    // No trainer outlives its supervisor. The group id is signalled only while one of our ranks is
+    // unreaped: after that the id may belong to an unrelated group of the same user. Nothing the
+    // dying ranks report reaches this half-destroyed object (no verdict, no summary rewrite).
+    ++m_launchGeneration;
+    for (auto& rank : m_ranks) rank->process->disconnect(this);
+    if (ownsGroup()) ::kill(-m_group, SIGKILL);
+    for (auto& rank : m_ranks) {
+        if (rank->process && rank->process->isRunning() && rank->process->pid() > 0) {
+            ::kill(static_cast<pid_t>(rank->process->pid()), SIGKILL);
+            rank->process->waitForFinished(kReapTimeoutMs);
+        }
+    }
+}
+
+QString LocalRun::socketPath() const
+{
+    return m_server ? m_server->socketPath() : QString();
+}
+
+qint64 LocalRun::rejectedConnections() const
+{
+    return m_server ? m_server->rejectedConnections() : 0;
+}
+
+QList<RankStatus> LocalRun::ranks() const
+{
+    QList<RankStatus> list;
+    for (const auto& rank : m_ranks) {
+        RankStatus status = rank->status;
+        status.msSinceHeartbeat = rank->sinceHeartbeat.isValid() ? rank->sinceHeartbeat.elapsed() : -1;
+        list.append(status);
+    }
+    return list;
+}
+
+qint64 LocalRun::processGroup() const
+{
+    return ownsGroup() ? m_group : 0;
+}
+
+bool LocalRun::ownsGroup() const
+{
+    if (m_group <= 0) return false;
+    for (const auto& rank : m_ranks) {
+        if (rank->process->isRunning()) return true;
+    }
+    return false;
+}
+
+bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString* error)
+{
+    if (m_state != RunState::Idle && !isFinal(m_state)) {
+        *error = QStringLiteral("a run is already active in %1").arg(runDir());
+        return false;
+    }
+    if (!checked.ok()) {
+        *error = checked.error;
+        return false;
+    }
+    m_job = job;
+    if (job.isScript()) {
+        // job.json records what runs: the script and the interpreter that pre-flight resolved.
+        m_job.script = checked.scriptPath;
+        m_job.python = checked.interpreterPath;
+        if (!m_job.tensorboardDir.isEmpty()) m_job.tensorboardDir = QFileInfo(m_job.tensorboardDir).absoluteFilePath();
+    }
+    m_checked = checked;
+    m_policy = launchPolicy(m_job);
+    m_masterPort = checked.masterPort;
+    m_server = std::make_unique<MetricServer>();
+    m_server->setPeerCheck([this](int rank, qint64 pid) { return acceptsPeer(rank, pid); });
+    if (!m_server->listen()) {
+        *error = m_server->error();
+        return false;
+    }
+    if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error)) return false;
+    if (!m_scalarRecorder.open(m_dir.path())) log(m_scalarRecorder.error()); // the run goes on; charts still get values
+    m_scalarWriteFailed = false;
+    // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
+    // its log lines ("metric step=... loss=...") would otherwise record every value twice.
+    // A script's output is read with its own patterns when it gave some (pre-flight checked them).
+    m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
+    m_lastScalarStep = -1;
+    m_lastScalars.clear();
+    connectServer();
+    followTensorBoard();
+
+    // Nothing of a previous run in this supervisor may leak into this one's verdict.
+    m_verdict.reset();
+    m_stopRequested = false;
+    m_restarts = 0;
+    m_portRetries = 0;
+    m_stepsReceived = 0;
+    m_totalSteps = 0;
+    m_stepsPerEpoch = 0;
+    log(QStringLiteral("run directory %1; socket %2; master port %3; %4")
+            .arg(runDir(), m_server->socketPath()).arg(m_masterPort)
+            .arg(m_job.isScript() ? QStringLiteral("script %1; interpreter %2 (torch %3); hang detection %4")
+                                        .arg(checked.scriptPath, checked.interpreterPath, checked.torchVersion,
+                                             m_policy.hangTimeoutSec > 0 ? QStringLiteral("after %1 s without output").arg(m_policy.hangTimeoutSec)
+                                                                         : QStringLiteral("off"))
+                                  : QStringLiteral("trainer ") + checked.trainerPath));
+    setState(RunState::Starting);
+    launchGroup();
+    m_watchdog.start();
+    return true;
+}
+
+void LocalRun::connectServer()
+{
+    connect(m_server.get(), &MetricServer::stepReceived, this, [this](const StepMetric& metric) {
+        ++m_stepsReceived;
+        if (m_state == RunState::Starting) setState(RunState::Running);
+        recordScalars(scalarsOf(metric));
+        Q_EMIT stepReceived(metric);
+    });
+    connect(m_server.get(), &MetricServer::evalReceived, this, [this](const EvalMetric& metric) {
+        recordScalars(scalarsOf(metric));
+        Q_EMIT evalReceived(metric);
+    });
+    connect(m_server.get(), &MetricServer::scalarsReceived, this, [this](const ScalarBatch& scalars) { recordScalars(scalars); });
+    connect(m_server.get(), &MetricServer::checkpointReceived, this, &LocalRun::checkpointSaved);
+    connect(m_server.get(), &MetricServer::heartbeatReceived, this, &LocalRun::onHeartbeat);
+    connect(m_server.get(), &MetricServer::statusReceived, this, &LocalRun::onStatus);
+    connect(m_server.get(), &MetricServer::notice, this, &LocalRun::log);
+}
+
+void LocalRun::followTensorBoard()
+{
+    m_tensorboard.reset();
+    if (!m_job.isScript()) return; // the trainer reports over the socket (and writes RUN_DIR/tb for TensorBoard)
+    const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
+    m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
+    connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
+        ScalarBatch batch;
+        batch.step = step;
+        batch.values.append(Scalar{tag, value});
+        recordScalars(batch, wallTime);
+    });
+    connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &LocalRun::log);
+    log(QStringLiteral("following TensorBoard event files under %1").arg(folder));
+    m_tensorboard->start();
+}
+
+void LocalRun::recordScalars(const ScalarBatch& scalars, double wallTime)
+{
+    if (scalars.values.isEmpty()) return;
+    // A script's reports (the helper module's frames, its TensorBoard files) show that it progresses, as its
+    // output does: rank 0 sends them, and group-wide progress covers the others.
+    if (m_policy.outputIsProgress && !m_ranks.empty() && !isFinal(m_state)) onHeartbeat(0, -1, QString());
+    m_lastScalarStep = scalars.step;
+    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
+    const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
+    if (m_scalarRecorder.isOpen() && !written && !m_scalarWriteFailed) {
+        m_scalarWriteFailed = true; // said once, not per row
+        log(m_scalarRecorder.error());
+    }
+    Q_EMIT scalarsReceived(scalars);
+}
+
+bool LocalRun::acceptsPeer(int rank, qint64 pid) const
+{
+    if (rank < 0 || rank >= static_cast<int>(m_ranks.size())) return false;
+    const qint64 rankPid = m_ranks[static_cast<std::size_t>(rank)]->process->pid();
+    return rankPid > 0 && m_ranks[static_cast<std::size_t>(rank)]->process->isRunning() && proc::isSelfOrDescendant(pid, rankPid);
+}
+
+void LocalRun::launchGroup()
+{
+    // A stop (Ctrl-C, Stop, Kill) that arrived while a relaunch was queued wins over the relaunch.
+    if (m_stopRequested) {
+        m_ranks.clear();
+        finishRun(RunState::Stopped);
+        return;
+    }
+    const int generation = ++m_launchGeneration;
+    m_ranks.clear();
+    m_oom.clear();
+    m_signalsSent.clear();
+    m_finalStatus.clear();
+    m_group = 0;
+    m_bringingDown = false;
+    m_escalation.stop();
+    const int world = m_job.worldSize();
+    const bool cuda = m_job.device == QLatin1String("cuda");
+
+    LaunchContext context;
+    context.runDir = runDir();
+    context.jobFile = m_dir.jobFile();
+    context.masterPort = m_masterPort;
+    context.socketPath = m_server->socketPath();
+    context.token = m_server->token();
+    context.restartCount = m_restarts;
+    context.resumeFrom = trainerResumeTarget(m_job, m_restarts, runDir(), m_dir.latestCheckpoint());
+    if (!context.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(context.resumeFrom));
+    const QProcessEnvironment base = QProcessEnvironment::systemEnvironment();
+    QString command;
+    QList<RankCommand> started;
+    for (int r = 0; r < world; ++r) {
+        auto rank = std::make_unique<Rank>();
+        rank->status.rank = r;
+        rank->status.gpu = cuda ? m_checked.gpus.value(r, -1) : -1;
+        rank->status.state = RankState::Starting;
+        rank->process = std::make_unique<RankProcess>(r, m_dir.rankLog(r));
+        RankProcess* process = rank->process.get();
+        rank->sinceHeartbeat.start();
+        m_ranks.push_back(std::move(rank));
+        connect(process, &RankProcess::lineLogged, this, &LocalRun::logLine);
+        if (r == 0 && m_lineParser.enabled()) {
+            connect(process, &RankProcess::lineLogged, this, [this](int, const QString& line) {
+                ScalarBatch scalars;
+                if (m_lineParser.parseLine(line, &scalars)) recordScalars(scalars);
+            });
+        }
+        if (m_policy.outputIsProgress) {
+            connect(process, &RankProcess::lineLogged, this, [this, generation](int printed) {
+                if (generation == m_launchGeneration) onHeartbeat(printed, -1, QString());
+            });
+        }
+        // Queued: an end reported while start() runs is handled once every rank of the launch is
+        // known; the generation drops what a previous launch's ranks reported late.
+        connect(process, &RankProcess::finished, this, [this, generation](int ended, int exitCode, int exitSignal) {
+            if (generation == m_launchGeneration) onRankFinished(ended, exitCode, exitSignal);
+        }, Qt::QueuedConnection);
+        connect(process, &RankProcess::failedToStart, this, [this, generation](int failed, const QString& why) {
+            if (generation != m_launchGeneration) return;
+            considerFailure(failed, QStringLiteral("could not be started: %1").arg(why), FailurePriority::OtherExit, {});
+            onRankFinished(failed, -1, 0);
+        }, Qt::QueuedConnection);
+        if (r > 0 && m_group == 0) {
+            // Rank 0 did not start, so there is no group to join: the others are not started at all.
+            m_ranks.back()->status.state = RankState::Failed;
+            Q_EMIT rankChanged(r);
+            continue;
+        }
+        const RankCommand rankCommand = commandFor(m_job, m_checked, r, context, base);
+        command = describeCommand(rankCommand);
+        started.append(rankCommand);
+        // Rank 0 founds the job's process group; start() returns after exec, so the group exists
+        // when the next rank joins it.
+        process->start(rankCommand.program, rankCommand.arguments, rankCommand.environment, m_group);
+        m_ranks.back()->status.pid = process->pid();
+        if (r == 0 && process->pid() > 0 && process->isRunning()) m_group = static_cast<pid_t>(process->pid());
+        if (process->pid() > 0) m_oom.track(process->pid());
+        Q_EMIT rankChanged(r);
+    }
+    m_dir.writeCommands(launchRecord(started, m_restarts, base));
+    log(QStringLiteral("started %1 rank(s) in process group %2: %3").arg(world).arg(m_group).arg(command));
+    // A program that reports nothing over the socket is running once it is started.
+    if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);
+}
+
+void LocalRun::onHeartbeat(int rank, qint64 step, const QString& phase)
+{
+    if (rank < 0 || rank >= static_cast<int>(m_ranks.size())) {
+        log(QStringLiteral("ignored a heartbeat from rank %1, outside the world of %2").arg(rank).arg(m_ranks.size()));
+        return;
+    }
+    auto& r = *m_ranks[static_cast<std::size_t>(rank)];
+    r.sinceHeartbeat.restart();
+    if (step >= 0) r.status.step = step; // -1: a line of output, which counts as progress but has no step
+    if (!phase.isEmpty()) r.status.phase = phase;
+    if (r.status.state == RankState::Starting) r.status.state = RankState::Running;
+    Q_EMIT rankChanged(rank);
+}
+
+void LocalRun::onStatus(const QString& status, const QJsonObject& frame)
+{
+    if (status == QLatin1String(protocol::kStatusRunning)) {
+        m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
+        m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
+        const QString message = frame.value(key(protocol::kKeyMessage)).toString();
+        if (!message.isEmpty()) log(QStringLiteral("rank 0: %1").arg(message));
+        Q_EMIT trainingStarted(static_cast<qint64>(frame.value(key(protocol::kKeyResumedFromStep)).toDouble(0)));
+        if (m_state == RunState::Starting) setState(RunState::Running);
+    } else {
+        m_finalStatus = status;
+    }
+}
+
+void LocalRun::onWatchdog()
+{
+    for (auto& rank : m_ranks) {
+        if (!rank->process->isRunning()) continue;
+        const qint64 peak = proc::peakRssKiB(rank->process->pid());
+        if (peak > rank->status.peakRssKiB) rank->status.peakRssKiB = peak;
+        m_oom.track(rank->process->pid()); // follows a rank moved to another memory cgroup
+    }
+    if (m_bringingDown || isFinal(m_state) || m_policy.hangTimeoutSec <= 0) return;
+    const auto limitMs = static_cast<qint64>(m_policy.hangTimeoutSec * 1000);
+    if (m_policy.groupWideProgress) {
+        // Any rank's recent output is the group's progress, also that of a rank which has just exited
+        // (rank 0 printed its last line and finished while a silent peer is still tearing down).
+        for (const auto& rank : m_ranks) {
+            if (rank->sinceHeartbeat.elapsed() <= limitMs) return;
+        }
+    }
+    int culprit = -1;
+    bool culpritStopped = false;
+    qint64 worst = -1;
+    QStringList silent;
+    for (const auto& rank : m_ranks) {
+        if (!rank->process->isRunning()) continue;
+        const qint64 age = rank->sinceHeartbeat.elapsed();
+        if (age <= limitMs) continue;
+        silent << QString::number(rank->status.rank);
+        // A stopped process (SIGSTOP, a debugger) is the cause; its peers are only waiting for it.
+        // Otherwise the rank silent for longest is the likeliest.
+        const bool stopped = proc::state(rank->process->pid()) == QLatin1Char('T');
+        const qint64 score = stopped ? std::numeric_limits<qint64>::max() : age;
+        if (score > worst) {
+            worst = score;
+            culprit = rank->status.rank;
+            culpritStopped = stopped;
+        }
+    }
+    if (culprit < 0) return;
+    auto& rank = *m_ranks[static_cast<std::size_t>(culprit)];
+    rank.status.state = RankState::Hung;
+    Q_EMIT rankChanged(culprit);
+    considerFailure(culprit,
+                    QStringLiteral("%1 for %2 s (hung%3; silent ranks: %4)")
+                        .arg(m_policy.silenceWord).arg(m_policy.hangTimeoutSec)
+                        .arg(culpritStopped ? QStringLiteral(", process is stopped") : QString())
+                        .arg(silent.join(QStringLiteral(", "))),
+                    FailurePriority::Hung, {});
+    m_verdictWindow.stop();
+    log(QStringLiteral("run failed: %1; killing the group").arg(m_verdict.rootCause().summary()));
+    bringDown(SIGKILL, 0);
+}
+
+void LocalRun::considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end)
+{
+    if (m_bringingDown && priority != FailurePriority::Hung) return; // consequences of our own bring-down
+    // During a graceful stop a rank that fails is logged, but the others keep their grace period:
+    // no verdict window, no second SIGTERM (which a trainer takes as "die now, skip the checkpoint").
+    if (m_stopRequested) return;
+    const QStringList lines = rank >= 0 && rank < static_cast<int>(m_ranks.size())
+                                  ? reportableLines(m_ranks[static_cast<std::size_t>(rank)]->process->lastLines(200), kTailLinesInReport)
+                                  : QStringList();
+    if (!m_verdict.consider(rank, reason, priority, end, lines)) return;
+    if (!m_verdictWindow.isActive() && priority != FailurePriority::Hung && !m_bringingDown) m_verdictWindow.start(kVerdictWindowMs);
+}
+
+void LocalRun::onRankFinished(int rank, int exitCode, int exitSignal)
+{
+    if (rank < 0 || rank >= static_cast<int>(m_ranks.size())) return;
+    auto& r = *m_ranks[static_cast<std::size_t>(rank)];
+    const bool clean = exitCode == 0 && exitSignal == 0;
+    r.status.exitCode = exitCode;
+    r.status.exitSignal = exitSignal;
+    if (r.status.state != RankState::Hung) r.status.state = clean ? RankState::Exited : RankState::Failed;
+    Q_EMIT rankChanged(rank);
+    RankEnd end;
+    end.exitCode = exitCode;
+    end.exitSignal = exitSignal;
+    end.signalSentByRingmaster = exitSignal != 0 && m_signalsSent.contains(exitSignal);
+    end.peakRssKiB = r.status.peakRssKiB;
+    end.trainerExitCodes = m_policy.trainerExitCodes;
+    if (exitSignal == SIGKILL && !end.signalSentByRingmaster) {
+        const auto evidence = m_oom.oomEvidence(r.status.pid);
+        end.oomKilled = evidence == OomWatch::Evidence::KernelLogNamesIt;
+        end.oomLikely = evidence == OomWatch::Evidence::CgroupCountRose;
+    }
+    const QString how = describeEnd(end);
+    log(QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(r.status.pid).arg(how));
+    if (!clean && !(m_stopRequested && m_bringingDown)) {
+        considerFailure(rank, how, priorityOf(end, r.process->lastLines(3)), end);
+    }
+    concludeIfAllExited();
+}
+
+void LocalRun::signalRanks(int signal)
+{
+    // Once per rank: through the group while we own it, and directly only to a rank that is not in
+    // it. A trainer takes a second SIGTERM as "die now", so a double delivery would skip its final checkpoint.
+    m_signalsSent.insert(signal);
+    const bool owned = ownsGroup();
+    if (owned) ::kill(-m_group, signal);
+    for (auto& rank : m_ranks) {
+        const auto pid = static_cast<pid_t>(rank->process->pid());
+        if (rank->process->isRunning() && pid > 0 && (!owned || ::getpgid(pid) != m_group)) ::kill(pid, signal);
+    }
+}
+
+void LocalRun::bringDown(int signal, int escalateAfterMs)
+{
+    m_bringingDown = true;
+    signalRanks(signal);
+    if (signal != SIGKILL && escalateAfterMs >= 0) m_escalation.start(escalateAfterMs);
+}
+
+void LocalRun::requestStop()
+{
+    if (m_state != RunState::Starting && m_state != RunState::Running) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    log(QStringLiteral("stop requested: SIGTERM to every rank, SIGKILL after %1 s").arg(m_job.gracePeriodSec));
+    signalRanks(SIGTERM);
+    m_escalation.start(static_cast<int>(std::min(m_job.gracePeriodSec, kMaxGracePeriodSec) * 1000));
+}
+
+void LocalRun::kill()
+{
+    if (isFinal(m_state) || m_state == RunState::Idle) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    log(QStringLiteral("kill requested: SIGKILL to the process group"));
+    bringDown(SIGKILL, 0);
+}
+
+void LocalRun::requestCheckpoint()
+{
+    if (m_ranks.empty() || !m_ranks.front()->process->isRunning()) return;
+    log(QStringLiteral("checkpoint requested: SIGUSR1 to rank 0"));
+    ::kill(static_cast<pid_t>(m_ranks.front()->process->pid()), SIGUSR1);
+}
+
+void LocalRun::concludeIfAllExited()
+{
+    for (const auto& rank : m_ranks) {
+        if (rank->process->isRunning() && rank->status.state != RankState::Failed && rank->status.state != RankState::Exited) {
+            return;
+        }
+    }
+    m_escalation.stop();
+    m_verdictWindow.stop();
+    const RootCause cause = m_verdict.rootCause();
+    if (m_verdict.failed() && !m_stopRequested) {
+        // Another process took the rendezvous port after pre-flight picked it: not the job's fault.
+        if (m_policy.trainerExitCodes && cause.exitCode == protocol::kTrainerExitAddressInUse && m_job.masterPort == 0 &&
+            m_portRetries < kMaxPortRetries) {
+            ++m_portRetries;
+            if (relaunchAfter(QStringLiteral("rendezvous port %1 was taken by another process; retry %2 of %3 on a new port")
+                                  .arg(m_masterPort).arg(m_portRetries).arg(kMaxPortRetries), false)) {
+                return;
+            }
+        }
+        // Bad input fails the same way every time: no restart.
+        if (m_restarts < m_job.maxRestarts && !(m_policy.trainerExitCodes && cause.exitCode == protocol::kTrainerExitUsage)) {
+            ++m_restarts;
+            if (relaunchAfter(QStringLiteral("restart %1 of %2 after: %3").arg(m_restarts).arg(m_job.maxRestarts).arg(cause.summary()), true)) {
+                return;
+            }
+        }
+        finishRun(RunState::Failed);
+        return;
+    }
+    // Every rank exited 0 and none failed: for a program that reports no status, that is completion.
+    if (m_policy.completesOnCleanExit) return finishRun(m_stopRequested ? RunState::Stopped : RunState::Completed);
+    // Rank 0 reports the end over the socket; if its last frames were lost, summary.json is the durable
+    // record (not after a stop, when the file may still be an earlier segment's).
+    QString status = m_finalStatus;
+    if (status.isEmpty() && !m_stopRequested) status = m_dir.summaryStatus();
+    if (status == QLatin1String(protocol::kStatusCompleted)) return finishRun(RunState::Completed);
+    if (status == QLatin1String(protocol::kStatusStopped) || m_stopRequested) return finishRun(RunState::Stopped);
+    RootCause missing;
+    missing.rank = 0;
+    missing.reason = QStringLiteral("exited without reporting completion (summary.json status '%1')").arg(status);
+    m_verdict.setRootCause(missing);
+    finishRun(RunState::Failed);
+}
+
+bool LocalRun::relaunchAfter(const QString& why, bool countsAsRestart)
+{
+    if (m_job.masterPort == 0 || !countsAsRestart) {
+        const int port = pickFreePort();
+        if (port == 0) {
+            log(QStringLiteral("no free TCP port on 127.0.0.1 to relaunch on"));
+            return false;
+        }
+        m_masterPort = port;
+    }
+    log(why);
+    m_verdict.reset();
+    setState(RunState::Starting);
+    // Not from inside the finished signal of a process we are about to destroy.
+    QTimer::singleShot(0, this, &LocalRun::launchGroup);
+    return true;
+}
+
+void LocalRun::finishRun(RunState state)
+{
+    m_watchdog.stop();
+    if (m_tensorboard) {
+        m_tensorboard->pollNow(); // what the script wrote just before it exited
+        m_tensorboard->stop();
+    }
+    RunDirectory::Outcome outcome;
+    outcome.state = state;
+    outcome.restarts = m_restarts;
+    outcome.worldSize = m_job.worldSize();
+    outcome.metricsReceived = m_stepsReceived;
+    outcome.rootCause = m_verdict.rootCause();
+    outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
+    outcome.lastStep = m_lastScalarStep;
+    outcome.lastScalars = m_lastScalars;
+    m_dir.patchSummary(outcome);
+    if (state == RunState::Failed) {
+        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
+        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
+    } else {
+        log(QStringLiteral("run %1 after %2 restart(s); %3 step metrics received over the socket")
+                .arg(runStateName(state)).arg(m_restarts).arg(m_stepsReceived));
+    }
+    setState(state);
+    Q_EMIT finished(state);
+}
+
+void LocalRun::setState(RunState state)
+{
+    if (m_state == state) return;
+    m_state = state;
+    log(QStringLiteral("state: %1").arg(runStateName(state)));
+    Q_EMIT stateChanged(state);
+}
+
+void LocalRun::log(const QString& message)
+{
+    m_dir.log(message);
+    Q_EMIT logLine(-1, message);
+}
+
+} // namespace ringmaster::supervisor

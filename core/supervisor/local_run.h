@@ -1,0 +1,130 @@
+#pragma once
+// The local backend of a run (run_backend.h): pre-flight already made, a run directory, the metric socket,
+// one ringmaster-trainer (or one interpreter running the user's own script: rank_command.h says what
+// differs) per rank in one process group of its own (not the terminal's: Ctrl-C reaches the front end,
+// which asks for a graceful stop), then watches it. One rank failing (or going silent past the heartbeat
+// timeout) brings the whole group down and names the root cause (failure_verdict.h); --max-restarts
+// relaunches from the latest checkpoint; a rendezvous port taken by another process between pre-flight
+// and rank 0's bind is retried on a new port without counting as a restart. Stop is graceful (SIGTERM,
+// grace period, SIGKILL); destruction kills every rank it still owns, so no trainer outlives its
+// supervisor.
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QProcessEnvironment>
+#include <QSet>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+#include "failure_verdict.h"
+#include "job_spec.h"
+#include "metric_line_parser.h"
+#include "oom_watch.h"
+#include "preflight.h"
+#include "run_backend.h"
+#include "rank_command.h"
+#include "run_directory.h"
+#include "run_types.h"
+#include "scalar_recorder.h"
+#include "tensorboard_follower.h"
+
+namespace ringmaster::supervisor {
+
+class MetricServer;
+class RankProcess;
+
+class LocalRun : public RunBackend
+{
+    Q_OBJECT
+
+public:
+    // Relaunches on a new port after "address in use", before the run counts as failed.
+    static constexpr int kMaxPortRetries = 3;
+
+    explicit LocalRun(QObject* parent = nullptr);
+    ~LocalRun() override;
+
+    // Launch with a pre-flight already made for this job (runPreflight(job) returned `checked`).
+    bool start(const JobSpec& job, const PreflightResult& checked, QString* error) override;
+    // SIGTERM to every rank: they finish the step, checkpoint and exit; SIGKILL after the grace period.
+    void requestStop() override;
+    // SIGKILL to the whole group now.
+    void kill() override;
+    // Asks rank 0 to write a checkpoint after its current step (SIGUSR1).
+    void requestCheckpoint() override;
+
+    RunState state() const override { return m_state; }
+    const JobSpec& job() const override { return m_job; }
+    QString runDir() const override { return m_dir.path(); }
+    QString socketPath() const override;
+    int masterPort() const override { return m_masterPort; }
+    int restartCount() const override { return m_restarts; }
+    int portRetryCount() const override { return m_portRetries; }
+    qint64 totalSteps() const override { return m_totalSteps; }
+    qint64 stepsPerEpoch() const override { return m_stepsPerEpoch; }
+    qint64 stepsReceived() const override { return m_stepsReceived; }
+    qint64 rejectedConnections() const override;
+    QList<RankStatus> ranks() const override;
+    // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
+    qint64 processGroup() const override;
+    RootCause rootCause() const override { return m_verdict.rootCause(); }
+
+private:
+    // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
+    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
+    void followTensorBoard();
+    struct Rank;
+
+    void connectServer();
+    void launchGroup();
+    bool ownsGroup() const;
+    bool acceptsPeer(int rank, qint64 pid) const;
+    void onRankFinished(int rank, int exitCode, int exitSignal);
+    void onHeartbeat(int rank, qint64 step, const QString& phase);
+    void onStatus(const QString& status, const QJsonObject& frame);
+    void onWatchdog();
+    void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
+    void signalRanks(int signal);
+    void bringDown(int signal, int escalateAfterMs);
+    void concludeIfAllExited();
+    bool relaunchAfter(const QString& why, bool countsAsRestart);
+    void finishRun(RunState state);
+    void setState(RunState state);
+    void log(const QString& message);
+
+    JobSpec m_job;
+    PreflightResult m_checked;
+    LaunchPolicy m_policy;
+    int m_masterPort = 0;
+    RunDirectory m_dir;
+    RunState m_state = RunState::Idle;
+    std::unique_ptr<MetricServer> m_server;
+    ScalarRecorder m_scalarRecorder;
+    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
+    bool m_scalarWriteFailed = false;
+    std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
+    qint64 m_lastScalarStep = -1;
+    QMap<QString, double> m_lastScalars;
+    std::vector<std::unique_ptr<Rank>> m_ranks;
+    pid_t m_group = 0;
+    QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks
+    OomWatch m_oom;
+    QTimer m_watchdog;
+    QTimer m_escalation;
+    QTimer m_verdictWindow;
+    FailureVerdict m_verdict;
+    bool m_stopRequested = false;
+    bool m_bringingDown = false;
+    int m_restarts = 0;
+    int m_portRetries = 0;
+    qint64 m_totalSteps = 0;
+    qint64 m_stepsPerEpoch = 0;
+    qint64 m_stepsReceived = 0;
+    QString m_finalStatus;
+    int m_launchGeneration = 0;    // which launch the ranks' queued reports belong to
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,69 @@
+#pragma once
+// The seam between a run and where its ranks run. RunSupervisor (run_supervisor.h), which the launcher
+// and the GUI use, owns one backend per run and forwards its signals: LocalRun (local_run.h) starts the
+// ranks on this machine in one process group; SlurmRun (slurm/slurm_run.h) submits them to Slurm as one
+// batch job and follows it. A backend reports through the same signals either way, so the front ends
+// never ask which one is behind a run. Calls a backend cannot honour (a process group under Slurm) answer
+// with a neutral value (0, empty).
+
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include "job_spec.h"
+#include "preflight.h"
+#include "run_types.h"
+
+namespace ringmaster::supervisor {
+
+class RunBackend : public QObject
+{
+    Q_OBJECT
+
+public:
+    using QObject::QObject;
+    ~RunBackend() override = default;
+
+    // Launch a job that passed pre-flight. On bad input returns false with *error set.
+    virtual bool start(const JobSpec& job, const PreflightResult& checked, QString* error) = 0;
+    // Graceful: every rank finishes its step, checkpoints and exits; forced after the grace period.
+    virtual void requestStop() = 0;
+    // Every rank ends now.
+    virtual void kill() = 0;
+    // Rank 0 writes a checkpoint after its current step.
+    virtual void requestCheckpoint() = 0;
+
+    virtual RunState state() const = 0;
+    virtual const JobSpec& job() const = 0;
+    virtual QString runDir() const = 0;
+    virtual QString socketPath() const = 0;
+    virtual int masterPort() const = 0;
+    virtual int restartCount() const = 0;
+    virtual int portRetryCount() const = 0;
+    virtual qint64 totalSteps() const = 0;
+    virtual qint64 stepsPerEpoch() const = 0;
+    virtual qint64 stepsReceived() const = 0;
+    virtual qint64 rejectedConnections() const = 0;
+    virtual QList<RankStatus> ranks() const = 0;
+    // The process group of the current launch while this backend owns it, else 0.
+    virtual qint64 processGroup() const = 0;
+    virtual RootCause rootCause() const = 0;
+
+Q_SIGNALS:
+    // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,
+    // frames from the Python helper module.
+    void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
+    void stateChanged(ringmaster::supervisor::RunState state);
+    void stepReceived(const ringmaster::supervisor::StepMetric& metric);
+    void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
+    void checkpointSaved(qint64 step, const QString& path);
+    // Rank 0 began training at this step (0 on a fresh start; a restart resumes from its checkpoint,
+    // so metrics already shown past this step will arrive again and should be dropped).
+    void trainingStarted(qint64 fromStep);
+    void rankChanged(int rank);
+    // rank -1: the launcher's own log.
+    void logLine(int rank, const QString& line);
+    void finished(ringmaster::supervisor::RunState state);
+};
+
+} // namespace ringmaster::supervisor

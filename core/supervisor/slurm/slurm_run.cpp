@@ -1,0 +1,647 @@
+#include "slurm_run.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+
+#include "../../protocol/wire.h"
+#include "../metric_server.h"
+#include "../rank_command.h"
+#include "../tensorboard_follower.h"
+#include "batch_script.h"
+#include "task_failures.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr int kKeptLines = 200;          // per rank, for the failure report
+constexpr int kKeptBatchLines = 2000;    // the batch script's output, for srun's task errors
+constexpr int kTailLinesInReport = 8;
+
+QString key(const char* name)
+{
+    return QString::fromLatin1(name);
+}
+
+void keepLast(QStringList* lines, const QStringList& added, int bound)
+{
+    lines->append(added);
+    if (lines->size() > bound) lines->remove(0, lines->size() - bound);
+}
+
+// The step of the last row of RUN_DIR/scalars.csv (what an earlier supervisor of this run recorded), or -1.
+qint64 lastRecordedStep(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return -1;
+    constexpr qint64 kTail = 4096;
+    file.seek(std::max<qint64>(0, file.size() - kTail));
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
+        bool ok = false;
+        const qint64 step = it->left(it->indexOf(',')).toLongLong(&ok);
+        if (ok) return step;
+    }
+    return -1;
+}
+
+double field(const QStringList& columns, const QStringList& values, const char* name, double fallback = std::nan(""))
+{
+    const auto at = columns.indexOf(QLatin1String(name));
+    if (at < 0 || at >= values.size()) return fallback;
+    bool ok = false;
+    const double value = values.at(at).toDouble(&ok);
+    return ok ? value : fallback;
+}
+
+} // namespace
+
+SlurmRun::SlurmRun(QObject* parent)
+    : RunBackend(parent)
+{
+    m_pollTimer.setInterval(kPollIntervalMs);
+    connect(&m_pollTimer, &QTimer::timeout, this, &SlurmRun::poll);
+    m_followTimer.setInterval(kFollowIntervalMs);
+    connect(&m_followTimer, &QTimer::timeout, this, &SlurmRun::follow);
+    m_escalation.setSingleShot(true);
+    connect(&m_escalation, &QTimer::timeout, this, [this] {
+        log(QStringLiteral("grace period over: cancelling Slurm job %1").arg(m_jobId));
+        m_cancelSent = true;
+        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+    });
+    connect(&m_submitting, &QFutureWatcher<SlurmSubmission>::finished, this, &SlurmRun::onSubmitted);
+    connect(&m_polling, &QFutureWatcher<SlurmJobStatus>::finished, this, &SlurmRun::onPolled);
+}
+
+SlurmRun::~SlurmRun()
+{
+    // The job belongs to Slurm: it goes on without this process, and can be followed again.
+    if (m_state != RunState::Idle && !isFinal(m_state) && !m_jobId.isEmpty()) {
+        m_dir.log(QStringLiteral("this supervisor exits; Slurm job %1 keeps running: follow it again with "
+                                 "ringmaster-launch --attach %2").arg(m_jobId, runDir()));
+    }
+}
+
+QString SlurmRun::socketPath() const
+{
+    return m_server ? m_server->socketPath() : QString();
+}
+
+qint64 SlurmRun::rejectedConnections() const
+{
+    return m_server ? m_server->rejectedConnections() : 0;
+}
+
+bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString* error)
+{
+    if (m_state != RunState::Idle) {
+        *error = QStringLiteral("a Slurm run backend runs one job");
+        return false;
+    }
+    m_job = job;
+    m_job.slurm.jobId.clear();
+    if (job.isScript()) {
+        m_job.script = checked.scriptPath;
+        m_job.python = checked.interpreterPath;
+        if (!m_job.tensorboardDir.isEmpty()) m_job.tensorboardDir = QFileInfo(m_job.tensorboardDir).absoluteFilePath();
+    }
+    if (const QString problem = slurmJobProblem(m_job, m_job.slurm); !problem.isEmpty()) {
+        *error = problem;
+        return false;
+    }
+    m_checked = checked;
+    m_server = std::make_unique<MetricServer>();
+    m_server->setPeerCheck([this](int rank, qint64 pid) {
+        if (rank < 0 || rank >= m_ranks.size()) return false;
+        m_ranks[rank].pid = pid;   // a task on this host (a Unix socket reaches no other)
+        if (rank == 0) m_rank0Pid = pid;
+        return true;
+    });
+    if (!m_server->listen()) {
+        *error = m_server->error();
+        return false;
+    }
+    if (!m_dir.prepare(m_job, 0, checked.trainerPath, error)) return false;
+    const int world = m_job.slurm.nodes * slurmTasksPerNode(m_job, m_job.slurm);
+    for (int r = 0; r < world; ++r) {
+        RankStatus status;
+        status.rank = r;
+        status.state = RankState::Pending;
+        m_ranks.append(status);
+    }
+    begin();
+    connect(m_server.get(), &MetricServer::stepReceived, this, [this](const StepMetric& metric) { onStep(metric, true); });
+    connect(m_server.get(), &MetricServer::evalReceived, this, [this](const EvalMetric& metric) { onEval(metric, true); });
+    connect(m_server.get(), &MetricServer::scalarsReceived, this, [this](const ScalarBatch& scalars) { recordScalars(scalars); });
+    connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunBackend::checkpointSaved);
+    connect(m_server.get(), &MetricServer::statusReceived, this, &SlurmRun::onStatus);
+    connect(m_server.get(), &MetricServer::notice, this, &SlurmRun::log);
+    connect(m_server.get(), &MetricServer::heartbeatReceived, this, [this](int rank, qint64 step, const QString& phase) {
+        m_sinceSocketFrame.restart();
+        if (!m_socketUsed) {
+            m_socketUsed = true;
+            log(QStringLiteral("metrics: live from rank 0 over this host's socket"));
+        }
+        if (rank < 0 || rank >= m_ranks.size()) return;
+        RankStatus& status = m_ranks[rank];
+        if (step >= 0) status.step = step;
+        if (!phase.isEmpty()) status.phase = phase;
+        status.msSinceHeartbeat = 0;
+        if (status.state == RankState::Pending || status.state == RankState::Starting) status.state = RankState::Running;
+        Q_EMIT rankChanged(rank);
+    });
+    followTensorBoard();
+
+    BatchScriptInput input;
+    input.job = m_job;
+    input.request = m_job.slurm;
+    input.runDir = runDir();
+    input.jobFile = m_dir.jobFile();
+    input.trainerPath = checked.trainerPath;
+    input.interpreterPath = checked.interpreterPath;
+    input.scriptPath = checked.scriptPath;
+    input.helperDir = m_job.isScript() ? helperModuleDir() : QString();
+    input.resumeFrom = trainerResumeTarget(m_job, 0, runDir(), m_dir.latestCheckpoint());
+    const QString script = writeBatchScript(input, error);
+    if (script.isEmpty()) return false;
+    log(QStringLiteral("run directory %1; Slurm batch script %2 (%3 task(s)); socket %4; %5")
+            .arg(runDir(), script).arg(world).arg(m_server->socketPath())
+            .arg(m_job.isScript() ? QStringLiteral("script %1; interpreter %2").arg(checked.scriptPath, checked.interpreterPath)
+                                  : QStringLiteral("trainer ") + checked.trainerPath));
+    if (!input.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(input.resumeFrom));
+    setState(RunState::Starting);
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
+    environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
+    m_submitting.setFuture(QtConcurrent::run([client = m_client, script, environment] { return client.submit(script, environment); }));
+    return true;
+}
+
+// What start() and attach() share: the scalar record, the output parser and the file followers.
+void SlurmRun::begin()
+{
+    if (!m_scalarRecorder.open(runDir())) log(m_scalarRecorder.error());
+    m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
+    m_rankLogs.clear();
+    m_lastLines.assign(static_cast<std::size_t>(m_ranks.size()), {});
+    for (int r = 0; r < m_ranks.size(); ++r) m_rankLogs.emplace_back(m_dir.rankLog(r));
+    m_metricsCsv = FileTail(runDir() + QStringLiteral("/metrics.csv"));
+    m_evalCsv = FileTail(runDir() + QStringLiteral("/eval.csv"));
+}
+
+void SlurmRun::onSubmitted()
+{
+    const SlurmSubmission submission = m_submitting.result();
+    if (submission.jobId.isEmpty()) {
+        RootCause cause;
+        cause.reason = QStringLiteral("Slurm refused the job: %1").arg(submission.error);
+        m_verdict.setRootCause(cause);
+        m_followTimer.stop();
+        RunDirectory::Outcome outcome;
+        outcome.state = RunState::Failed;
+        outcome.worldSize = static_cast<int>(m_ranks.size());
+        outcome.rootCause = cause;
+        outcome.supervisorOwnsSummary = true;
+        m_dir.patchSummary(outcome);
+        log(QStringLiteral("FAILED: %1").arg(cause.reason));
+        setState(RunState::Failed);
+        Q_EMIT finished(RunState::Failed);
+        return;
+    }
+    m_jobId = submission.jobId;
+    QSaveFile idFile(QDir(runDir()).filePath(QLatin1String(kSlurmJobIdRelativePath)));
+    if (idFile.open(QIODevice::WriteOnly)) {
+        idFile.write(m_jobId.toUtf8() + '\n');
+        idFile.commit();
+    }
+    try {
+        JobSpec recorded = JobSpec::load(m_dir.jobFile());
+        recorded.slurm.jobId = m_jobId;
+        recorded.save(m_dir.jobFile());
+    } catch (const JobError& e) {
+        log(QStringLiteral("could not record the Slurm job id in job.json: %1").arg(e.message()));
+    }
+    m_batchLog = FileTail(QDir(runDir()).filePath(QStringLiteral("slurm/batch-%1.log").arg(m_jobId)));
+    log(QStringLiteral("submitted as Slurm job %1%2").arg(m_jobId, submission.cluster.isEmpty() ? QString() : QStringLiteral(" on cluster ") + submission.cluster));
+    m_pollTimer.start();
+    m_followTimer.start();
+    // A stop asked for while sbatch ran: the job is cancelled as soon as it has an id.
+    if (m_stopRequested) {
+        m_cancelSent = true;
+        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+    }
+    poll();
+}
+
+bool SlurmRun::attach(const QString& runDir, QString* error)
+{
+    if (!m_dir.adopt(runDir, error)) return false;
+    try {
+        m_job = JobSpec::load(m_dir.jobFile());
+    } catch (const JobError& e) {
+        *error = e.message();
+        return false;
+    }
+    m_jobId = m_job.slurm.jobId;
+    if (m_jobId.isEmpty()) {
+        QFile idFile(QDir(m_dir.path()).filePath(QLatin1String(kSlurmJobIdRelativePath)));
+        if (idFile.open(QIODevice::ReadOnly)) m_jobId = QString::fromUtf8(idFile.readAll()).trimmed();
+    }
+    if (!m_job.slurm.enabled || m_jobId.isEmpty()) {
+        *error = QStringLiteral("%1 was not submitted to Slurm (its job.json has no \"launch.slurm.job_id\"): there is nothing to attach to")
+                     .arg(runDir);
+        return false;
+    }
+    const SlurmJobStatus status = m_client.state(m_jobId);
+    if (status.state == SlurmJobState::Unknown) {
+        *error = QStringLiteral("cannot ask Slurm about job %1: %2").arg(m_jobId, status.error);
+        return false;
+    }
+    if (status.isFinal()) {
+        *error = QStringLiteral("Slurm job %1 has ended (%2): its results are in %3")
+                     .arg(m_jobId, status.stateText.isEmpty() ? QStringLiteral("no longer known") : status.stateText, m_dir.path());
+        return false;
+    }
+    m_attached = true;
+    const int world = m_job.slurm.nodes * slurmTasksPerNode(m_job, m_job.slurm);
+    for (int r = 0; r < world; ++r) {
+        RankStatus rank;
+        rank.rank = r;
+        rank.state = status.state == SlurmJobState::Running ? RankState::Running : RankState::Pending;
+        m_ranks.append(rank);
+    }
+    begin();
+    // What the logs hold already is kept for a failure report, not shown again; the CSVs are read from
+    // their start (the chart shows the whole run) but only new steps are recorded in scalars.csv.
+    for (int r = 0; r < world; ++r) keepLast(&m_lastLines[static_cast<std::size_t>(r)], m_rankLogs[static_cast<std::size_t>(r)].poll(), kKeptLines);
+    m_batchLog = FileTail(QDir(m_dir.path()).filePath(QStringLiteral("slurm/batch-%1.log").arg(m_jobId)));
+    keepLast(&m_batchLines, m_batchLog.poll(), kKeptBatchLines);
+    m_followCsv = !m_job.isScript();
+    m_lastScalarStep = lastRecordedStep(runDir + QStringLiteral("/") + QLatin1String(kScalarsFileName));
+    log(QStringLiteral("attached to Slurm job %1 (%2); metrics from %3; logs from %4/logs")
+            .arg(m_jobId, status.stateText,
+                 m_job.isScript() ? QStringLiteral("rank 0's output") : QStringLiteral("metrics.csv and eval.csv"), m_dir.path()));
+    m_sawRunning = status.state == SlurmJobState::Running;
+    setState(m_sawRunning ? RunState::Running : RunState::Starting);
+    m_pollTimer.start();
+    m_followTimer.start();
+    follow();
+    return true;
+}
+
+void SlurmRun::poll()
+{
+    if (m_jobId.isEmpty() || m_polling.isRunning()) return;
+    m_polling.setFuture(QtConcurrent::run([client = m_client, id = m_jobId] { return client.state(id); }));
+}
+
+void SlurmRun::onPolled()
+{
+    if (isFinal(m_state)) return;
+    const SlurmJobStatus status = m_polling.result();
+    if (status.state == SlurmJobState::Unknown) {
+        const QString text = QStringLiteral("cannot ask Slurm about job %1: %2").arg(m_jobId, status.error);
+        if (text != m_queueText) log(text);
+        m_queueText = text;
+        return;
+    }
+    QString text = status.stateText;
+    if (!status.reason.isEmpty() && status.reason != QLatin1String("None")) text += QStringLiteral(" (%1)").arg(status.reason);
+    if (text != m_queueText) {
+        m_queueText = text;
+        log(QStringLiteral("Slurm job %1: %2").arg(m_jobId, text));
+    }
+    if (status.state == SlurmJobState::Running && !m_sawRunning) {
+        m_sawRunning = true;
+        m_sinceSocketFrame.start();
+        setRankStates(RankState::Starting);
+        if (m_state == RunState::Starting) setState(RunState::Running);
+    }
+    if (status.isFinal()) conclude(status);
+}
+
+void SlurmRun::follow()
+{
+    for (std::size_t r = 0; r < m_rankLogs.size(); ++r) {
+        const QStringList lines = m_rankLogs[r].poll();
+        if (lines.isEmpty()) continue;
+        keepLast(&m_lastLines[r], lines, kKeptLines);
+        for (const QString& line : lines) {
+            Q_EMIT logLine(static_cast<int>(r), line);
+            ScalarBatch scalars;
+            if (r == 0 && m_lineParser.enabled() && m_lineParser.parseLine(line, &scalars)) recordScalars(scalars);
+        }
+    }
+    const QStringList batch = m_batchLog.path().isEmpty() ? QStringList() : m_batchLog.poll();
+    keepLast(&m_batchLines, batch, kKeptBatchLines);
+    for (const QString& line : batch) log(QStringLiteral("slurm: %1").arg(line));
+    if (!m_followCsv && !m_job.isScript() && !m_socketUsed && m_sawRunning && m_sinceSocketFrame.isValid() &&
+        m_sinceSocketFrame.elapsed() > kSocketSilenceMs) {
+        m_followCsv = true;
+        log(QStringLiteral("metrics: nothing from rank 0 over this host's socket for %1 s (it runs on another node?): "
+                           "following %2/metrics.csv").arg(kSocketSilenceMs / 1000).arg(runDir()));
+    }
+    if (m_followCsv) followCsv();
+}
+
+void SlurmRun::followCsv()
+{
+    for (const QString& line : m_metricsCsv.poll()) {
+        const QStringList values = line.split(QLatin1Char(','));
+        if (line.startsWith(QLatin1String("step,"))) { // the header, again after a resume rewrote the file
+            m_metricsColumns = values;
+            continue;
+        }
+        if (m_metricsColumns.isEmpty()) continue;
+        StepMetric metric;
+        metric.step = static_cast<qint64>(field(m_metricsColumns, values, "step", -1));
+        metric.epoch = static_cast<qint64>(field(m_metricsColumns, values, "epoch", 0));
+        metric.loss = field(m_metricsColumns, values, "loss");
+        metric.lr = field(m_metricsColumns, values, "lr");
+        metric.samplesPerSec = field(m_metricsColumns, values, "samples_per_sec");
+        metric.wallTime = field(m_metricsColumns, values, "wall_time", 0);
+        if (metric.step >= 0) onStep(metric, false);
+    }
+    for (const QString& line : m_evalCsv.poll()) {
+        const QStringList values = line.split(QLatin1Char(','));
+        if (line.startsWith(QLatin1String("epoch,"))) {
+            m_evalColumns = values;
+            continue;
+        }
+        if (m_evalColumns.isEmpty()) continue;
+        EvalMetric metric;
+        metric.epoch = static_cast<qint64>(field(m_evalColumns, values, "epoch", 0));
+        metric.step = static_cast<qint64>(field(m_evalColumns, values, "step", -1));
+        metric.valLoss = field(m_evalColumns, values, "val_loss");
+        metric.valAccuracy = field(m_evalColumns, values, "val_accuracy");
+        if (metric.step >= 0) onEval(metric, false);
+    }
+}
+
+void SlurmRun::onStep(const StepMetric& metric, bool overSocket)
+{
+    if (overSocket) m_sinceSocketFrame.restart();
+    if (metric.step <= m_lastStep) return; // already shown (by the other path)
+    m_lastStep = metric.step;
+    ++m_stepsReceived;
+    if (!m_ranks.isEmpty() && !overSocket) {
+        m_ranks[0].step = metric.step;
+        Q_EMIT rankChanged(0);
+    }
+    if (metric.step > m_lastScalarStep || overSocket) recordScalars(scalarsOf(metric));
+    Q_EMIT stepReceived(metric);
+}
+
+void SlurmRun::onEval(const EvalMetric& metric, bool overSocket)
+{
+    if (overSocket) m_sinceSocketFrame.restart();
+    if (metric.step <= m_lastEvalStep) return;
+    m_lastEvalStep = metric.step;
+    if (metric.step > m_lastScalarStep || overSocket) recordScalars(scalarsOf(metric));
+    Q_EMIT evalReceived(metric);
+}
+
+void SlurmRun::onStatus(const QString& status, const QJsonObject& frame)
+{
+    m_sinceSocketFrame.restart();
+    if (status == QLatin1String(protocol::kStatusRunning)) {
+        m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
+        m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
+        const QString message = frame.value(key(protocol::kKeyMessage)).toString();
+        if (!message.isEmpty()) log(QStringLiteral("rank 0: %1").arg(message));
+        const auto from = static_cast<qint64>(frame.value(key(protocol::kKeyResumedFromStep)).toDouble(0));
+        m_lastStep = std::min(m_lastStep, from);
+        m_lastEvalStep = std::min(m_lastEvalStep, from);
+        Q_EMIT trainingStarted(from);
+        if (m_state == RunState::Starting) setState(RunState::Running);
+    } else {
+        m_finalStatus = status;
+    }
+}
+
+void SlurmRun::recordScalars(const ScalarBatch& scalars, double wallTime)
+{
+    if (scalars.values.isEmpty()) return;
+    m_lastScalarStep = std::max(m_lastScalarStep, scalars.step);
+    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
+    const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
+    if (m_scalarRecorder.isOpen() && !written && !m_scalarWriteFailed) {
+        m_scalarWriteFailed = true;
+        log(m_scalarRecorder.error());
+    }
+    Q_EMIT scalarsReceived(scalars);
+}
+
+void SlurmRun::followTensorBoard()
+{
+    m_tensorboard.reset();
+    if (!m_job.isScript()) return;
+    const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
+    m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
+    connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
+        ScalarBatch batch;
+        batch.step = step;
+        batch.values.append(Scalar{tag, value});
+        recordScalars(batch, wallTime);
+    });
+    connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &SlurmRun::log);
+    m_tensorboard->start();
+}
+
+void SlurmRun::conclude(const SlurmJobStatus& status)
+{
+    m_pollTimer.stop();
+    m_escalation.stop();
+    follow(); // what the tasks wrote last
+    m_followTimer.stop();
+    if (m_tensorboard) {
+        m_tensorboard->pollNow();
+        m_tensorboard->stop();
+    }
+    RunState state = RunState::Failed;
+    const QString reported = m_job.isScript() ? QString() : (m_finalStatus.isEmpty() ? m_dir.summaryStatus() : m_finalStatus);
+    if (reported == QLatin1String(protocol::kStatusCompleted)) {
+        state = RunState::Completed;
+    } else if (m_stopRequested || reported == QLatin1String(protocol::kStatusStopped)) {
+        state = RunState::Stopped;
+    } else if (status.state == SlurmJobState::Completed) {
+        if (m_job.isScript()) {
+            state = RunState::Completed;
+        } else {
+            RootCause missing;
+            missing.rank = 0;
+            missing.reason = QStringLiteral("exited without reporting completion (summary.json status '%1')").arg(reported);
+            m_verdict.setRootCause(missing);
+        }
+    } else {
+        judgeFailure(status);
+    }
+    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
+    for (RankStatus& rank : m_ranks) {
+        rank.state = RankState::Exited;
+        for (const TaskFailure& failure : failures) {
+            if (failure.task != rank.rank) continue;
+            rank.state = RankState::Failed;
+            rank.exitCode = failure.exitCode;
+            rank.exitSignal = failure.exitSignal;
+        }
+        Q_EMIT rankChanged(rank.rank);
+    }
+    RunDirectory::Outcome outcome;
+    outcome.state = state;
+    outcome.worldSize = static_cast<int>(m_ranks.size());
+    outcome.metricsReceived = m_stepsReceived;
+    outcome.rootCause = m_verdict.rootCause();
+    outcome.supervisorOwnsSummary = m_job.isScript();
+    outcome.lastStep = m_lastScalarStep;
+    outcome.lastScalars = m_lastScalars;
+    m_dir.patchSummary(outcome);
+    if (state == RunState::Failed) {
+        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
+        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
+    } else {
+        log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
+                .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
+                .arg(m_followCsv ? QStringLiteral("from metrics.csv") : QStringLiteral("over the socket")));
+    }
+    setState(state);
+    Q_EMIT finished(state);
+}
+
+void SlurmRun::judgeFailure(const SlurmJobStatus& status)
+{
+    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
+    const bool anyExitCode = std::any_of(failures.cbegin(), failures.cend(), [](const TaskFailure& f) { return f.exitCode != 0; });
+    for (const TaskFailure& failure : failures) {
+        if (failure.task < 0 || failure.task >= static_cast<int>(m_lastLines.size())) continue;
+        RankEnd end;
+        end.exitCode = failure.exitCode;
+        end.exitSignal = failure.exitSignal;
+        end.trainerExitCodes = !m_job.isScript();
+        const QStringList& lines = m_lastLines[static_cast<std::size_t>(failure.task)];
+        // srun's --kill-on-bad-exit kills the others once one task exits non-zero: those are consequences.
+        const FailurePriority priority = failure.exitSignal != 0 && anyExitCode
+                                             ? FailurePriority::PeerCollateral
+                                             : priorityOf(end, lines.mid(std::max<qsizetype>(0, lines.size() - 3)));
+        m_verdict.consider(failure.task, QStringLiteral("%1 on %2").arg(describeEnd(end), failure.host), priority, end,
+                           reportableLines(lines, kTailLinesInReport));
+    }
+    if (m_verdict.failed()) return;
+    RootCause cause;
+    switch (status.state) {
+    case SlurmJobState::Timeout:
+        cause.reason = QStringLiteral("Slurm ended job %1 at its time limit (TIMEOUT): ask for more time with --time").arg(m_jobId);
+        break;
+    case SlurmJobState::Cancelled:
+        cause.reason = QStringLiteral("Slurm job %1 was cancelled outside Ringmaster (scancel, or an administrator)").arg(m_jobId);
+        break;
+    case SlurmJobState::NodeFail:
+        cause.reason = QStringLiteral("a node of Slurm job %1 failed (NODE_FAIL)").arg(m_jobId);
+        break;
+    case SlurmJobState::OutOfMemory:
+        cause.reason = QStringLiteral("Slurm ended job %1 for using more memory than it asked for (OUT_OF_MEMORY): "
+                                      "ask for more with --slurm-arg=--mem=SIZE").arg(m_jobId);
+        break;
+    case SlurmJobState::Gone:
+        cause.reason = QStringLiteral("Slurm no longer knows job %1 (it ended without a record Ringmaster could read)").arg(m_jobId);
+        break;
+    default:
+        cause.reason = QStringLiteral("Slurm job %1 ended as %2%3: see %4")
+                           .arg(m_jobId, status.stateText,
+                                status.exitCode > 0 ? QStringLiteral(" (batch script exit code %1)").arg(status.exitCode) : QString(),
+                                m_batchLog.path());
+        cause.lastLines = reportableLines(m_batchLines, kTailLinesInReport);
+        break;
+    }
+    m_verdict.setRootCause(cause);
+}
+
+void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmClient&)> call)
+{
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, what] {
+        if (const QString error = watcher->result(); !error.isEmpty()) log(QStringLiteral("%1: %2").arg(what, error));
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run([client = m_client, call] { return call(client); }));
+}
+
+void SlurmRun::requestStop()
+{
+    if (m_state != RunState::Starting && m_state != RunState::Running) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    if (m_jobId.isEmpty()) {
+        log(QStringLiteral("stop requested while submitting: the job is cancelled once Slurm gives it an id"));
+        return;
+    }
+    if (!m_sawRunning) {
+        log(QStringLiteral("stop requested while queued: cancelling Slurm job %1").arg(m_jobId));
+        m_cancelSent = true;
+        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+        return;
+    }
+    const double grace = std::min(m_job.gracePeriodSec, kMaxGracePeriodSec);
+    log(QStringLiteral("stop requested: SIGTERM to every task of Slurm job %1 (scancel --signal=TERM); cancelled after %2 s")
+            .arg(m_jobId).arg(grace));
+    // A job whose step has not started yet has no task to signal: then it is cancelled at once.
+    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) {
+        const QString error = client.stop(id);
+        return error.isEmpty() ? error : client.kill(id);
+    });
+    m_escalation.start(static_cast<int>(grace * 1000));
+}
+
+void SlurmRun::kill()
+{
+    if (isFinal(m_state) || m_state == RunState::Idle) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    if (m_jobId.isEmpty()) return; // cancelled in onSubmitted
+    log(QStringLiteral("kill requested: cancelling Slurm job %1 (scancel)").arg(m_jobId));
+    m_cancelSent = true;
+    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+}
+
+void SlurmRun::requestCheckpoint()
+{
+    // Rank 0 connected to this host's Unix socket, so it runs here and its pid is ours to signal.
+    if (m_rank0Pid > 0 && ::kill(static_cast<pid_t>(m_rank0Pid), 0) == 0) {
+        log(QStringLiteral("checkpoint requested: SIGUSR1 to rank 0 (pid %1)").arg(m_rank0Pid));
+        ::kill(static_cast<pid_t>(m_rank0Pid), SIGUSR1);
+        return;
+    }
+    log(QStringLiteral("checkpoint now needs rank 0 on this host, and it has not reported here (Slurm job %1): "
+                       "its checkpoints come every --checkpoint-every steps").arg(m_jobId));
+}
+
+void SlurmRun::setRankStates(RankState state)
+{
+    for (RankStatus& rank : m_ranks) {
+        if (rank.state == RankState::Pending) rank.state = state;
+        Q_EMIT rankChanged(rank.rank);
+    }
+}
+
+void SlurmRun::setState(RunState state)
+{
+    if (m_state == state) return;
+    m_state = state;
+    log(QStringLiteral("state: %1").arg(runStateName(state)));
+    Q_EMIT stateChanged(state);
+}
+
+void SlurmRun::log(const QString& message)
+{
+    m_dir.log(message);
+    Q_EMIT logLine(-1, message);
+}
+
+} // namespace ringmaster::supervisor

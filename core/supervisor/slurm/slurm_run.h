@@ -1,0 +1,153 @@
+#pragma once
+// The Slurm backend of a run (run_backend.h): the job runs as ONE Slurm batch job instead of as ranks
+// this machine starts. start() prepares the run directory as a local run does, writes the readable
+// batch script (batch_script.h), submits it with sbatch --parsable (off this thread: slurm_client.h
+// blocks) and records the job id in job.json ("launch.slurm.job_id") and RUN_DIR/slurm/job-id. Then it
+// follows the job, polling only:
+//   - the queue state (squeue, else scontrol show job): pending with Slurm's reason, running, done;
+//   - live metrics from rank 0 over this host's metric socket when rank 0 runs here (the socket path and
+//     token reach the tasks through sbatch's exported environment, never through the readable script);
+//     when no frame arrives over the socket, rank 0's metrics.csv and eval.csv in the shared run
+//     directory instead (the log says which path is in use). Both paths pass one step gate, so a step
+//     is shown once whichever arrives first;
+//   - each task's log (RUN_DIR/logs/rank-N.log, written by srun), shown live and kept for the failure
+//     report; a script's rank-0 lines are read for scalars as a local run's output is;
+//   - the batch script's own output (RUN_DIR/slurm/batch-<id>.log), where srun names a task that failed
+//     (task_failures.h), which becomes the root cause as a local rank's exit does.
+// Stop sends SIGTERM to the job's tasks (scancel --signal=TERM: each rank checkpoints and exits), and
+// cancels the job after the grace period; Kill cancels it now; a job still pending is simply cancelled.
+// The run concludes only when Slurm says the job is over, so nothing is left in the queue. Destroying
+// a SlurmRun (the launcher or the GUI exits) leaves the job running: attach() follows it again from its
+// run directory, from the files alone. Without a TCP endpoint yet, a rank 0 on another node is
+// followed through metrics.csv.
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QMap>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+#include "../failure_verdict.h"
+#include "../metric_line_parser.h"
+#include "../run_backend.h"
+#include "../run_directory.h"
+#include "../scalar_recorder.h"
+#include "file_tail.h"
+#include "slurm_client.h"
+
+namespace ringmaster::supervisor {
+
+class MetricServer;
+class TensorBoardFollower;
+
+inline constexpr char kSlurmJobIdRelativePath[] = "slurm/job-id";
+
+class SlurmRun : public RunBackend
+{
+    Q_OBJECT
+
+public:
+    static constexpr int kPollIntervalMs = 1000;     // squeue / scontrol
+    static constexpr int kFollowIntervalMs = 250;    // logs and CSV files
+    // Rank 0 sends a heartbeat every second over the socket: this long without one while the job runs
+    // means it cannot reach this host's socket, and metrics.csv is followed instead.
+    static constexpr int kSocketSilenceMs = 10000;
+
+    explicit SlurmRun(QObject* parent = nullptr);
+    ~SlurmRun() override;
+
+    // The Slurm tools to use (default: those on PATH).
+    void setCommands(const SlurmCommands& commands) { m_client = SlurmClient(commands); }
+
+    bool start(const JobSpec& job, const PreflightResult& checked, QString* error) override;
+    // Follows again the Slurm job of RUN_DIR (its job.json "launch.slurm.job_id", else RUN_DIR/slurm/job-id).
+    bool attach(const QString& runDir, QString* error);
+    void requestStop() override;
+    void kill() override;
+    void requestCheckpoint() override;
+
+    RunState state() const override { return m_state; }
+    const JobSpec& job() const override { return m_job; }
+    QString runDir() const override { return m_dir.path(); }
+    QString socketPath() const override;
+    int masterPort() const override { return 0; }
+    int restartCount() const override { return 0; }
+    int portRetryCount() const override { return 0; }
+    qint64 totalSteps() const override { return m_totalSteps; }
+    qint64 stepsPerEpoch() const override { return m_stepsPerEpoch; }
+    qint64 stepsReceived() const override { return m_stepsReceived; }
+    qint64 rejectedConnections() const override;
+    QList<RankStatus> ranks() const override { return m_ranks; }
+    qint64 processGroup() const override { return 0; }
+    RootCause rootCause() const override { return m_verdict.rootCause(); }
+
+    QString jobId() const { return m_jobId; }
+    // Slurm's last word on the job ("PENDING (Resources)", "RUNNING"), empty before the first answer.
+    QString queueState() const { return m_queueText; }
+
+private:
+    void begin();
+    void onSubmitted();
+    void poll();
+    void onPolled();
+    void follow();
+    void followCsv();
+    void conclude(const SlurmJobStatus& status);
+    void judgeFailure(const SlurmJobStatus& status);
+    void onStep(const StepMetric& metric, bool overSocket);
+    void onEval(const EvalMetric& metric, bool overSocket);
+    void onStatus(const QString& status, const QJsonObject& frame);
+    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
+    void followTensorBoard();
+    void runAsync(const QString& what, std::function<QString(const SlurmClient&)> call);
+    void setRankStates(RankState state);
+    void setState(RunState state);
+    void log(const QString& message);
+
+    JobSpec m_job;
+    PreflightResult m_checked;
+    RunDirectory m_dir;
+    RunState m_state = RunState::Idle;
+    SlurmClient m_client;
+    QString m_jobId;
+    QString m_queueText;
+    bool m_attached = false;
+    std::unique_ptr<MetricServer> m_server;
+    ScalarRecorder m_scalarRecorder;
+    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}};
+    std::unique_ptr<TensorBoardFollower> m_tensorboard;
+    QFutureWatcher<SlurmSubmission> m_submitting;
+    QFutureWatcher<SlurmJobStatus> m_polling;
+    QTimer m_pollTimer;
+    QTimer m_followTimer;
+    QTimer m_escalation;
+    QList<RankStatus> m_ranks;
+    std::vector<FileTail> m_rankLogs;
+    std::vector<QStringList> m_lastLines;   // per rank, the last kKeptLines lines
+    FileTail m_batchLog;
+    QStringList m_batchLines;               // the batch script's output so far (bounded)
+    FileTail m_metricsCsv;
+    FileTail m_evalCsv;
+    QStringList m_metricsColumns, m_evalColumns;
+    bool m_followCsv = false;
+    bool m_socketUsed = false;
+    QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket (or since running)
+    qint64 m_lastStep = -1;                 // the step gate (socket and CSV)
+    qint64 m_lastEvalStep = -1;
+    qint64 m_rank0Pid = 0;
+    qint64 m_totalSteps = 0;
+    qint64 m_stepsPerEpoch = 0;
+    qint64 m_stepsReceived = 0;
+    qint64 m_lastScalarStep = -1;
+    QMap<QString, double> m_lastScalars;
+    bool m_scalarWriteFailed = false;
+    QString m_finalStatus;
+    FailureVerdict m_verdict;
+    bool m_stopRequested = false;
+    bool m_cancelSent = false;
+    bool m_sawRunning = false;
+};
+
+} // namespace ringmaster::supervisor

@@ -1,0 +1,275 @@
+// ringmaster-launch --slurm as a user runs it, on the real one-node Slurm of scripts/slurm-local.sh
+// (skipped, with the reason, where it cannot start: not root, no slurm-wlm): the built-in trainer with
+// 2 tasks completes with the whole run directory; its metrics arrive live (shown while squeue still
+// says RUNNING); SIGTERM to the launcher stops the job with a checkpoint; a user script completes and
+// its printed scalars are recorded; a task that fails fails the run and is named with its exception;
+// a launcher killed outright leaves the job running and --attach follows it again; bad Slurm input
+// launches nothing. After every run the queue is empty.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+#include "slurm_fixtures.h"
+#include "test_support.h"
+
+using namespace ringmaster::supervisor;
+using ringmaster::supervisor::test::LaunchProcess;
+using ringmaster::supervisor::test::csvRows;
+using ringmaster::supervisor::test::trainerPath;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 240000; // a queued job, then ranks on 2 shared cores (scripts: import torch)
+constexpr char kRealEntry[] = "supervisor.tst_launch_slurm";
+
+// A torchrun-style script: gloo DDP from the environment; rank 0 prints a scalar line each step.
+constexpr char kScript[] = R"PY(
+import argparse, os, sys, time
+import torch
+import torch.distributed as dist
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=12)
+parser.add_argument("--fail-rank", type=int, default=-1)
+args = parser.parse_args()
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(1, args.steps + 1):
+    x = torch.ones(8, 4) * step
+    loss = model(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if rank == args.fail_rank and step == 3:
+        raise RuntimeError("task %d broke at step %d" % (rank, step))
+    if rank == 0:
+        print("iter %d train/loss=%.6f" % (step, loss.item()), flush=True)
+dist.destroy_process_group()
+)PY";
+
+QString jobIdIn(const QString& output)
+{
+    const auto match = QRegularExpression(QStringLiteral("submitted as Slurm job (\\d+)")).match(output);
+    return match.hasMatch() ? match.captured(1) : QString();
+}
+
+// Waits until squeue no longer lists the job (COMPLETING clears within Slurm's own epilog).
+bool queueEmpties(const QString& jobId)
+{
+    return slurmtest::pollUntil([&] { return slurmtest::queueLine(jobId).isEmpty(); }, slurmtest::kJobDeadlineMs);
+}
+
+} // namespace
+
+class TestLaunchSlurm : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_root;
+    QString m_script;
+
+    QStringList trainerArguments(const QStringList& extra) const
+    {
+        return QStringList{QStringLiteral("--slurm"), QStringLiteral("--time"), QStringLiteral("10"),
+                           QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--output-root"), m_root.path(),
+                           QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--nproc"), QStringLiteral("2"),
+                           QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--eval-batch-size"), QStringLiteral("5000"),
+                           QStringLiteral("--grace-period"), QStringLiteral("20")} +
+               extra;
+    }
+
+    QStringList scriptArguments(const QStringList& extra) const
+    {
+        return QStringList{QStringLiteral("--slurm"), QStringLiteral("--time"), QStringLiteral("10"),
+                           QStringLiteral("--script"), m_script, QStringLiteral("--python"), QString::fromLatin1(slurmtest::kPython),
+                           QStringLiteral("--output-root"), m_root.path(), QStringLiteral("--device"), QStringLiteral("cpu"),
+                           QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--grace-period"), QStringLiteral("10")} +
+               extra;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(!ringmaster::supervisor::test::launchPath().isEmpty());
+        m_script = ringmaster::supervisor::test::writeFile(m_root.filePath(QStringLiteral("train.py")), kScript);
+        QVERIFY(!m_script.isEmpty());
+    }
+
+    // Bad Slurm input is refused before anything is submitted (no Slurm needed for most of it).
+    void badInputSubmitsNothing_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("needle");
+        QTest::newRow("nodes 0") << QStringList{QStringLiteral("--slurm"), QStringLiteral("--nodes"), QStringLiteral("0")}
+                                 << QStringLiteral("--nodes");
+        QTest::newRow("bad time") << QStringList{QStringLiteral("--slurm"), QStringLiteral("--time"), QStringLiteral("soon")}
+                                  << QStringLiteral("--time");
+        QTest::newRow("slurm flag without --slurm") << QStringList{QStringLiteral("--partition"), QStringLiteral("debug")}
+                                                    << QStringLiteral("--slurm");
+    }
+    void badInputSubmitsNothing()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, needle);
+        LaunchProcess launch;
+        launch.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--output-root"), m_root.filePath(QStringLiteral("bad"))} +
+                     arguments);
+        QVERIFY(launch.finish(60000));
+        QCOMPARE(launch.process.exitCode(), 2);
+        const QStringList lines = launch.output.trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines.first().contains(needle), qPrintable(launch.output));
+        QVERIFY(!QDir(m_root.filePath(QStringLiteral("bad"))).exists());
+    }
+
+    void unknownPartitionSubmitsNothing()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(trainerArguments({QStringLiteral("--partition"), QStringLiteral("nosuchpartition"), QStringLiteral("--max-steps"), QStringLiteral("5")}));
+        QVERIFY(launch.finish(60000));
+        QCOMPARE(launch.process.exitCode(), 2);
+        QVERIFY2(launch.output.contains(QStringLiteral("nosuchpartition")) && launch.output.contains(QStringLiteral("debug")),
+                 qPrintable(launch.output));
+        QVERIFY2(!launch.output.contains(QStringLiteral("submitted")), qPrintable(launch.output));
+    }
+
+    void trainerJobCompletes()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(trainerArguments({QStringLiteral("--max-steps"), QStringLiteral("30")}));
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QString jobId = jobIdIn(launch.output);
+        QVERIFY2(!jobId.isEmpty(), qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        QVERIFY2(!dir.isEmpty(), qPrintable(launch.output));
+
+        // The readable batch script, the job id in job.json and slurm/job-id, a log per task.
+        const QString sbatch = dir + QStringLiteral("/slurm/job.sbatch");
+        QVERIFY(QFileInfo(sbatch).isReadable());
+        QVERIFY(slurmtest::readAll(sbatch).contains(QStringLiteral("srun ")));
+        QCOMPARE(slurmtest::readAll(dir + QStringLiteral("/slurm/job-id")).trimmed(), jobId);
+        const QJsonObject job = slurmtest::readJson(dir + QStringLiteral("/job.json"));
+        QCOMPARE(job.value(QStringLiteral("launch")).toObject().value(QStringLiteral("slurm")).toObject().value(QStringLiteral("job_id")).toString(),
+                 jobId);
+        for (int rank = 0; rank < 2; ++rank) QVERIFY(QFileInfo::exists(dir + QStringLiteral("/logs/rank-%1.log").arg(rank)));
+        // The run directory of a local run: metrics, evaluation, scalars, checkpoints, model, summary.
+        QCOMPARE(csvRows(dir + QStringLiteral("/metrics.csv")), 30);
+        QVERIFY(csvRows(dir + QStringLiteral("/eval.csv")) >= 1);
+        QVERIFY(QFileInfo::exists(dir + QStringLiteral("/model.pt")));
+        QVERIFY(!QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.pt")}).isEmpty());
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
+                 QStringLiteral("completed"));
+        // Every step reached the launcher over this host's socket and was recorded once.
+        QVERIFY2(launch.output.contains(QStringLiteral("metrics: live from rank 0 over this host's socket")), qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("30 step metrics received over the socket")), qPrintable(launch.output));
+        const QStringList scalarSteps = ringmaster::supervisor::test::csvColumn(dir + QStringLiteral("/scalars.csv"), 0);
+        QVERIFY(scalarSteps.contains(QStringLiteral("30")));
+        QVERIFY(queueEmpties(jobId));
+    }
+
+    // The first step is shown while Slurm still runs the job (live, not read afterwards); SIGTERM to the
+    // launcher (what Ctrl-C does) stops every task with a final checkpoint.
+    void liveMetricsThenStop()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(trainerArguments({QStringLiteral("--epochs"), QStringLiteral("200")}));
+        QVERIFY2(launch.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(launch.output));
+        const QString jobId = jobIdIn(launch.output);
+        slurmtest::JobGuard guard{SlurmClient(), jobId};
+        QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
+
+        ::kill(static_cast<pid_t>(launch.process.processId()), SIGTERM);
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 3, qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        const QJsonObject summary = slurmtest::readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+        // The trainer's final checkpoint, written on SIGTERM, at the step it stopped at.
+        const QStringList checkpoints = QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.pt")});
+        QVERIFY2(!checkpoints.isEmpty(), qPrintable(launch.output));
+        // The tasks ended by themselves on SIGTERM (the job COMPLETED), not cancelled by Slurm.
+        QVERIFY2(launch.output.contains(QStringLiteral("run stopped (Slurm job %1 COMPLETED)").arg(jobId)), qPrintable(launch.output));
+        QVERIFY(queueEmpties(jobId));
+    }
+
+    void scriptJobCompletes()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(scriptArguments({QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("12")}));
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        // Rank 0's printed "train/loss=" lines became scalars, one per step.
+        const QStringList names = ringmaster::supervisor::test::csvColumn(dir + QStringLiteral("/scalars.csv"), 2);
+        QCOMPARE(names.count(QStringLiteral("train/loss")), 12);
+        QVERIFY(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("iter 12 train/loss=")));
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
+                 QStringLiteral("completed"));
+        QVERIFY(queueEmpties(jobIdIn(launch.output)));
+    }
+
+    void failingTaskIsNamed()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(scriptArguments({QStringLiteral("--"), QStringLiteral("--fail-rank"), QStringLiteral("1")}));
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 1, qPrintable(launch.output));
+        QVERIFY2(QRegularExpression(QStringLiteral("FAILED: rank 1 \\S.*")).match(launch.output).hasMatch(), qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("RuntimeError: task 1 broke at step 3")), qPrintable(launch.output));
+        const QJsonObject summary = slurmtest::readJson(launch.runDir() + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+        QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(-1), 1);
+        QVERIFY(queueEmpties(jobIdIn(launch.output)));
+    }
+
+    // The launcher dies (SIGKILL: no chance to cancel anything); the job runs on; --attach follows it
+    // again, receives its metrics, and stops it.
+    void attachAfterLauncherDies()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess first;
+        first.start(trainerArguments({QStringLiteral("--epochs"), QStringLiteral("200")}));
+        QVERIFY2(first.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(first.output));
+        const QString jobId = jobIdIn(first.output);
+        slurmtest::JobGuard guard{SlurmClient(), jobId};
+        const QString dir = first.runDir();
+        ::kill(static_cast<pid_t>(first.process.processId()), SIGKILL);
+        QVERIFY(first.finish(30000));
+        QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
+
+        LaunchProcess attached;
+        attached.start({QStringLiteral("--attach"), dir});
+        QVERIFY2(attached.waitForOutput(QStringLiteral("attached to Slurm job ") + jobId, 60000), qPrintable(attached.output));
+        QVERIFY2(attached.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(attached.output));
+        ::kill(static_cast<pid_t>(attached.process.processId()), SIGTERM);
+        QVERIFY2(attached.finish(kRunTimeoutMs), qPrintable(attached.output));
+        QVERIFY2(attached.process.exitCode() == 3, qPrintable(attached.output));
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
+                 QStringLiteral("stopped"));
+        QVERIFY(queueEmpties(jobId));
+
+        // A run that Slurm has finished cannot be attached to: one line, exit 2.
+        LaunchProcess again;
+        again.start({QStringLiteral("--attach"), dir});
+        QVERIFY(again.finish(60000));
+        QCOMPARE(again.process.exitCode(), 2);
+        QVERIFY2(again.output.contains(QStringLiteral("has ended")), qPrintable(again.output));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLaunchSlurm)
+#include "tst_launch_slurm.moc"
