@@ -76,6 +76,7 @@ SlurmRun::SlurmRun(QObject* parent)
         m_cancelSent = true;
         runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
     });
+    connect(&m_resolving, &QFutureWatcher<ReachableAddress>::finished, this, &SlurmRun::onAddressResolved);
     connect(&m_submitting, &QFutureWatcher<SlurmSubmission>::finished, this, &SlurmRun::onSubmitted);
     connect(&m_polling, &QFutureWatcher<SlurmJobStatus>::finished, this, &SlurmRun::onPolled);
 }
@@ -143,12 +144,13 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunBackend::checkpointSaved);
     connect(m_server.get(), &MetricServer::statusReceived, this, &SlurmRun::onStatus);
     connect(m_server.get(), &MetricServer::notice, this, &SlurmRun::log);
+    connect(m_server.get(), &MetricServer::peerAccepted, this, [this](int rank, const QString& transport) {
+        if (rank != 0) return;
+        m_liveTransport = transport;
+        log(QStringLiteral("metrics: live from rank 0 over %1").arg(transport));
+    });
     connect(m_server.get(), &MetricServer::heartbeatReceived, this, [this](int rank, qint64 step, const QString& phase) {
         m_sinceSocketFrame.restart();
-        if (!m_socketUsed) {
-            m_socketUsed = true;
-            log(QStringLiteral("metrics: live from rank 0 over this host's socket"));
-        }
         if (rank < 0 || rank >= m_ranks.size()) return;
         RankStatus& status = m_ranks[rank];
         if (step >= 0) status.step = step;
@@ -169,19 +171,63 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     input.scriptPath = checked.scriptPath;
     input.helperDir = m_job.isScript() ? helperModuleDir() : QString();
     input.resumeFrom = trainerResumeTarget(m_job, 0, runDir(), m_dir.latestCheckpoint());
-    const QString script = writeBatchScript(input, error);
-    if (script.isEmpty()) return false;
+    m_batchScript = writeBatchScript(input, error);
+    if (m_batchScript.isEmpty()) return false;
     log(QStringLiteral("run directory %1; Slurm batch script %2 (%3 task(s)); socket %4; %5")
-            .arg(runDir(), script).arg(world).arg(m_server->socketPath())
+            .arg(runDir(), m_batchScript).arg(world).arg(m_server->socketPath())
             .arg(m_job.isScript() ? QStringLiteral("script %1; interpreter %2").arg(checked.scriptPath, checked.interpreterPath)
                                   : QStringLiteral("trainer ") + checked.trainerPath));
     if (!input.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(input.resumeFrom));
     setState(RunState::Starting);
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
-    environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
-    m_submitting.setFuture(QtConcurrent::run([client = m_client, script, environment] { return client.submit(script, environment); }));
+    if (m_job.slurm.metrics == QLatin1String("files")) {
+        m_followCsv = !m_job.isScript();
+        log(QStringLiteral("metrics: from %1 in the run directory (\"launch.slurm.metrics\" is \"files\")")
+                .arg(m_job.isScript() ? QStringLiteral("rank 0's log") : QStringLiteral("metrics.csv and eval.csv")));
+        submit();
+    } else {
+        // The TCP endpoint's address needs scontrol and name lookups: off this thread.
+        m_resolving.setFuture(QtConcurrent::run([client = m_client] { return addressComputeNodesReach(client); }));
+    }
     return true;
+}
+
+void SlurmRun::onAddressResolved()
+{
+    const ReachableAddress reachable = m_resolving.result();
+    if (!reachable.error.isEmpty()) {
+        log(QStringLiteral("metrics: no TCP endpoint: %1").arg(reachable.error));
+    } else if (!m_server->listenTcp(reachable.address)) {
+        log(QStringLiteral("metrics: no TCP endpoint: %1").arg(m_server->error()));
+    } else {
+        log(QStringLiteral("metrics: TCP endpoint %1 (%2)%3")
+                .arg(m_server->tcpEndpoint(), reachable.how,
+                     m_job.slurm.metrics == QLatin1String("tcp") ? QStringLiteral("; the socket is not offered (\"launch.slurm.metrics\" is \"tcp\")")
+                                                                 : QString()));
+    }
+    submit();
+}
+
+void SlurmRun::submit()
+{
+    if (m_stopRequested) {
+        RunDirectory::Outcome outcome;
+        outcome.state = RunState::Stopped;
+        outcome.worldSize = static_cast<int>(m_ranks.size());
+        outcome.supervisorOwnsSummary = true;
+        m_dir.patchSummary(outcome);
+        log(QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
+        setState(RunState::Stopped);
+        Q_EMIT finished(RunState::Stopped);
+        return;
+    }
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    const QString mode = m_job.slurm.metrics;
+    if (mode == QLatin1String("auto")) environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
+    if (mode != QLatin1String("files") && !m_server->tcpEndpoint().isEmpty()) {
+        environment.insert(QLatin1String(kSubmitterEndpointEnv), m_server->tcpEndpoint());
+    }
+    if (mode != QLatin1String("files")) environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
+    m_submitting.setFuture(QtConcurrent::run([client = m_client, script = m_batchScript, environment] { return client.submit(script, environment); }));
 }
 
 // What start() and attach() share: the scalar record, the output parser and the file followers.
@@ -342,11 +388,14 @@ void SlurmRun::follow()
     const QStringList batch = m_batchLog.path().isEmpty() ? QStringList() : m_batchLog.poll();
     keepLast(&m_batchLines, batch, kKeptBatchLines);
     for (const QString& line : batch) log(QStringLiteral("slurm: %1").arg(line));
-    if (!m_followCsv && !m_job.isScript() && !m_socketUsed && m_sawRunning && m_sinceSocketFrame.isValid() &&
+    if (!m_followCsv && !m_job.isScript() && m_sawRunning && m_sinceSocketFrame.isValid() &&
         m_sinceSocketFrame.elapsed() > kSocketSilenceMs) {
         m_followCsv = true;
-        log(QStringLiteral("metrics: nothing from rank 0 over this host's socket for %1 s (it runs on another node?): "
-                           "following %2/metrics.csv").arg(kSocketSilenceMs / 1000).arg(runDir()));
+        log(m_liveTransport.isEmpty()
+                ? QStringLiteral("metrics: nothing from rank 0 over this host's socket or TCP for %1 s (a node that cannot reach "
+                                 "this host?): following %2/metrics.csv").arg(kSocketSilenceMs / 1000).arg(runDir())
+                : QStringLiteral("metrics: rank 0's connection (%1) has been silent for %2 s: following %3/metrics.csv as well")
+                      .arg(m_liveTransport).arg(kSocketSilenceMs / 1000).arg(runDir()));
     }
     if (m_followCsv) followCsv();
 }
@@ -509,7 +558,8 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     } else {
         log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
                 .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
-                .arg(m_followCsv ? QStringLiteral("from metrics.csv") : QStringLiteral("over the socket")));
+                .arg(m_followCsv ? QStringLiteral("from metrics.csv")
+                                 : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)") : QStringLiteral("over ") + m_liveTransport));
     }
     setState(state);
     Q_EMIT finished(state);
