@@ -16,6 +16,7 @@
 #include "../rank_command.h"
 #include "../tensorboard_follower.h"
 #include "batch_script.h"
+#include "slurm_verdict.h"
 #include "task_failures.h"
 
 namespace ringmaster::supervisor {
@@ -23,7 +24,6 @@ namespace {
 
 constexpr int kKeptLines = 200;          // per rank, for the failure report
 constexpr int kKeptBatchLines = 2000;    // the batch script's output, for srun's task errors
-constexpr int kTailLinesInReport = 8;
 
 QString key(const char* name)
 {
@@ -50,15 +50,6 @@ qint64 lastRecordedStep(const QString& path)
         if (ok) return step;
     }
     return -1;
-}
-
-double field(const QStringList& columns, const QStringList& values, const char* name, double fallback = std::nan(""))
-{
-    const auto at = columns.indexOf(QLatin1String(name));
-    if (at < 0 || at >= values.size()) return fallback;
-    bool ok = false;
-    const double value = values.at(at).toDouble(&ok);
-    return ok ? value : fallback;
 }
 
 } // namespace
@@ -238,8 +229,7 @@ void SlurmRun::begin()
     m_rankLogs.clear();
     m_lastLines.assign(static_cast<std::size_t>(m_ranks.size()), {});
     for (int r = 0; r < m_ranks.size(); ++r) m_rankLogs.emplace_back(m_dir.rankLog(r));
-    m_metricsCsv = FileTail(runDir() + QStringLiteral("/metrics.csv"));
-    m_evalCsv = FileTail(runDir() + QStringLiteral("/eval.csv"));
+    m_csv = MetricsCsvFollower(runDir());
 }
 
 void SlurmRun::onSubmitted()
@@ -402,36 +392,8 @@ void SlurmRun::follow()
 
 void SlurmRun::followCsv()
 {
-    for (const QString& line : m_metricsCsv.poll()) {
-        const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("step,"))) { // the header, again after a resume rewrote the file
-            m_metricsColumns = values;
-            continue;
-        }
-        if (m_metricsColumns.isEmpty()) continue;
-        StepMetric metric;
-        metric.step = static_cast<qint64>(field(m_metricsColumns, values, "step", -1));
-        metric.epoch = static_cast<qint64>(field(m_metricsColumns, values, "epoch", 0));
-        metric.loss = field(m_metricsColumns, values, "loss");
-        metric.lr = field(m_metricsColumns, values, "lr");
-        metric.samplesPerSec = field(m_metricsColumns, values, "samples_per_sec");
-        metric.wallTime = field(m_metricsColumns, values, "wall_time", 0);
-        if (metric.step >= 0) onStep(metric, false);
-    }
-    for (const QString& line : m_evalCsv.poll()) {
-        const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("epoch,"))) {
-            m_evalColumns = values;
-            continue;
-        }
-        if (m_evalColumns.isEmpty()) continue;
-        EvalMetric metric;
-        metric.epoch = static_cast<qint64>(field(m_evalColumns, values, "epoch", 0));
-        metric.step = static_cast<qint64>(field(m_evalColumns, values, "step", -1));
-        metric.valLoss = field(m_evalColumns, values, "val_loss");
-        metric.valAccuracy = field(m_evalColumns, values, "val_accuracy");
-        if (metric.step >= 0) onEval(metric, false);
-    }
+    for (const StepMetric& metric : m_csv.pollSteps()) onStep(metric, false);
+    for (const EvalMetric& metric : m_csv.pollEvals()) onEval(metric, false);
 }
 
 void SlurmRun::onStep(const StepMetric& metric, bool overSocket)
@@ -567,50 +529,14 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
 
 void SlurmRun::judgeFailure(const SlurmJobStatus& status)
 {
-    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
-    const bool anyExitCode = std::any_of(failures.cbegin(), failures.cend(), [](const TaskFailure& f) { return f.exitCode != 0; });
-    for (const TaskFailure& failure : failures) {
-        if (failure.task < 0 || failure.task >= static_cast<int>(m_lastLines.size())) continue;
-        RankEnd end;
-        end.exitCode = failure.exitCode;
-        end.exitSignal = failure.exitSignal;
-        end.trainerExitCodes = !m_job.isScript();
-        const QStringList& lines = m_lastLines[static_cast<std::size_t>(failure.task)];
-        // srun's --kill-on-bad-exit kills the others once one task exits non-zero: those are consequences.
-        const FailurePriority priority = failure.exitSignal != 0 && anyExitCode
-                                             ? FailurePriority::PeerCollateral
-                                             : priorityOf(end, lines.mid(std::max<qsizetype>(0, lines.size() - 3)));
-        m_verdict.consider(failure.task, QStringLiteral("%1 on %2").arg(describeEnd(end), failure.host), priority, end,
-                           reportableLines(lines, kTailLinesInReport));
-    }
-    if (m_verdict.failed()) return;
-    RootCause cause;
-    switch (status.state) {
-    case SlurmJobState::Timeout:
-        cause.reason = QStringLiteral("Slurm ended job %1 at its time limit (TIMEOUT): ask for more time with --time").arg(m_jobId);
-        break;
-    case SlurmJobState::Cancelled:
-        cause.reason = QStringLiteral("Slurm job %1 was cancelled outside Ringmaster (scancel, or an administrator)").arg(m_jobId);
-        break;
-    case SlurmJobState::NodeFail:
-        cause.reason = QStringLiteral("a node of Slurm job %1 failed (NODE_FAIL)").arg(m_jobId);
-        break;
-    case SlurmJobState::OutOfMemory:
-        cause.reason = QStringLiteral("Slurm ended job %1 for using more memory than it asked for (OUT_OF_MEMORY): "
-                                      "ask for more with --slurm-arg=--mem=SIZE").arg(m_jobId);
-        break;
-    case SlurmJobState::Gone:
-        cause.reason = QStringLiteral("Slurm no longer knows job %1 (it ended without a record Ringmaster could read)").arg(m_jobId);
-        break;
-    default:
-        cause.reason = QStringLiteral("Slurm job %1 ended as %2%3: see %4")
-                           .arg(m_jobId, status.stateText,
-                                status.exitCode > 0 ? QStringLiteral(" (batch script exit code %1)").arg(status.exitCode) : QString(),
-                                m_batchLog.path());
-        cause.lastLines = reportableLines(m_batchLines, kTailLinesInReport);
-        break;
-    }
-    m_verdict.setRootCause(cause);
+    SlurmEnd end;
+    end.status = status;
+    end.jobId = m_jobId;
+    end.batchLogPath = m_batchLog.path();
+    end.batchLines = m_batchLines;
+    end.rankLines = &m_lastLines;
+    end.script = m_job.isScript();
+    judgeSlurmFailure(end, &m_verdict);
 }
 
 void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmClient&)> call)

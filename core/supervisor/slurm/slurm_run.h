@@ -36,6 +36,7 @@
 #include "../run_directory.h"
 #include "../scalar_recorder.h"
 #include "file_tail.h"
+#include "metrics_csv_follower.h"
 #include "reachable_address.h"
 #include "slurm_client.h"
 
@@ -134,9 +135,7 @@ private:
     std::vector<QStringList> m_lastLines;   // per rank, the last kKeptLines lines
     FileTail m_batchLog;
     QStringList m_batchLines;               // the batch script's output so far (bounded)
-    FileTail m_metricsCsv;
-    FileTail m_evalCsv;
-    QStringList m_metricsColumns, m_evalColumns;
+    MetricsCsvFollower m_csv;
     bool m_followCsv = false;
     QString m_liveTransport;                // how rank 0 connected ("this host's socket", "TCP from ..."), or empty
     QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket or TCP (or since running)
