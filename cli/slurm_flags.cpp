@@ -18,6 +18,7 @@ constexpr FlagKey kFlags[] = {
     {"--nodes", "nodes", true},       {"--ntasks-per-node", "ntasks_per_node", true},
     {"--gpus-per-node", "gpus_per_node", true}, {"--partition", "partition", false},
     {"--time", "time", false},        {"--account", "account", false},
+    {"--slurm-metrics", "metrics", false},
 };
 
 } // namespace
@@ -34,6 +35,8 @@ QString slurmUsage()
         "  --time D-HH:MM:SS       the time limit (default: the partition's)\n"
         "  --account A             the account to charge\n"
         "  --slurm-arg ARG         (repeatable) one more sbatch option, e.g. --slurm-arg=--mem=64G\n"
+        "  --slurm-metrics M       how live metrics come back: auto (this host's socket, else TCP, else\n"
+        "                          metrics.csv; default), tcp (TCP only), files (metrics.csv only)\n"
         "  --attach RUN_DIR        follow again a run Slurm is still running (its launcher exited)\n");
 }
 

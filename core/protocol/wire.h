@@ -3,7 +3,11 @@
 // Every frame type and key is spelled once, here; both sides use these names instead of literals.
 //
 // Transport: a Unix domain socket whose path the supervisor passes in RINGMASTER_SOCKET, with a random
-// per-run secret in RINGMASTER_TOKEN. Framing: one JSON object per line ('\n'-terminated, UTF-8),
+// per-run secret in RINGMASTER_TOKEN. Under Slurm a rank may run on another node, where that path
+// reaches nothing: the supervisor then also opens a TCP endpoint and passes it as RINGMASTER_ENDPOINT
+// ("HOST:PORT", HOST an IPv4/IPv6 address or a name); a rank tries the socket first and the endpoint
+// when the socket is absent or refuses. Over TCP the kernel cannot vouch for the peer's pid: the token
+// (compared in constant time) is all that admits a connection. Framing: one JSON object per line ('\n'-terminated, UTF-8),
 // at most kMaxFrameBytes including the newline; a longer frame closes the connection.
 // Every frame carries "v" (kProtocolVersion) and "type". The first frame on a connection must be:
 //   {"v":1,"type":"hello","rank":R,"pid":P,"token":"..."}
@@ -36,6 +40,7 @@ inline constexpr int kHelloTimeoutMs = 5000;
 inline constexpr int kMaxConnections = 1024;
 inline constexpr const char* kSocketEnv = "RINGMASTER_SOCKET";
 inline constexpr const char* kTokenEnv = "RINGMASTER_TOKEN";
+inline constexpr const char* kEndpointEnv = "RINGMASTER_ENDPOINT";
 inline constexpr int kMaxScalarsPerFrame = 256;
 inline constexpr int kMaxScalarNameLength = 128;
 

@@ -4,8 +4,11 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonValue>
+#include <QHostAddress>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QRandomGenerator>
 #include <QStandardPaths>
 
@@ -59,9 +62,23 @@ bool validScalarName(const QString& name)
     return true;
 }
 
-// The pid of the process at the other end, from the kernel (not from anything it sent); 0 if unknown.
-qint64 peerPid(QLocalSocket* socket)
+// Equal secrets, in a time that does not depend on where they first differ (the length is not secret).
+bool sameSecret(const QString& given, const QString& expected)
 {
+    const QByteArray a = given.toUtf8();
+    const QByteArray b = expected.toUtf8();
+    if (a.size() != b.size()) return false;
+    unsigned char difference = 0;
+    for (qsizetype i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return difference == 0;
+}
+
+// The pid of the process at the other end, from the kernel (not from anything it sent); 0 if unknown
+// (always over TCP).
+qint64 peerPid(QIODevice* device)
+{
+    auto* socket = qobject_cast<QLocalSocket*>(device);
+    if (!socket) return 0;
     ucred credentials{};
     socklen_t length = sizeof credentials;
     const auto fd = static_cast<int>(socket->socketDescriptor());
@@ -114,49 +131,91 @@ QString MetricServer::socketPath() const
     return m_server ? m_server->fullServerName() : QString();
 }
 
+bool MetricServer::listenTcp(const QHostAddress& address)
+{
+    m_tcpServer = new QTcpServer(this);
+    connect(m_tcpServer, &QTcpServer::newConnection, this, &MetricServer::onNewTcpConnection);
+    if (!m_tcpServer->listen(address, 0)) {
+        m_error = QStringLiteral("cannot listen on TCP %1: %2").arg(address.toString(), m_tcpServer->errorString());
+        delete m_tcpServer;
+        m_tcpServer = nullptr;
+        return false;
+    }
+    return true;
+}
+
+QString MetricServer::tcpEndpoint() const
+{
+    if (!m_tcpServer) return {};
+    const QHostAddress address = m_tcpServer->serverAddress();
+    const QString host = address.protocol() == QAbstractSocket::IPv6Protocol ? QStringLiteral("[%1]").arg(address.toString())
+                                                                              : address.toString();
+    return QStringLiteral("%1:%2").arg(host).arg(m_tcpServer->serverPort());
+}
+
 void MetricServer::onNewConnection()
 {
     while (QLocalSocket* socket = m_server->nextPendingConnection()) {
-        if (m_peers.size() >= protocol::kMaxConnections) {
-            ++m_rejectedConnections;
-            Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1 connections are already open").arg(m_peers.size()));
-            socket->abort();
-            socket->deleteLater();
-            continue;
-        }
-        auto* peer = new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1, new QTimer};
-        peer->helloDeadline->setSingleShot(true);
-        connect(peer->helloDeadline, &QTimer::timeout, this, [this, socket] {
-            reject(socket, QStringLiteral("no hello within %1 ms").arg(protocol::kHelloTimeoutMs));
-        });
-        peer->helloDeadline->start(protocol::kHelloTimeoutMs);
-        m_peers.insert(socket, peer);
-        connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
-        connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
-            if (Peer* gone = m_peers.take(socket)) {
-                delete gone->helloDeadline;
-                delete gone;
-            }
-            socket->deleteLater();
-        });
+        connect(socket, &QLocalSocket::disconnected, this, [this, socket] { forget(socket); });
+        admit(socket, false);
     }
 }
 
-void MetricServer::reject(QLocalSocket* socket, const QString& why)
+void MetricServer::onNewTcpConnection()
+{
+    while (QTcpSocket* socket = m_tcpServer->nextPendingConnection()) {
+        connect(socket, &QTcpSocket::disconnected, this, [this, socket] { forget(socket); });
+        admit(socket, true);
+    }
+}
+
+void MetricServer::admit(QIODevice* socket, bool tcp)
+{
+    if (m_peers.size() >= protocol::kMaxConnections) {
+        ++m_rejectedConnections;
+        Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1 connections are already open").arg(m_peers.size()));
+        socket->disconnect(this);
+        socket->close();
+        socket->deleteLater();
+        return;
+    }
+    auto* peer = new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1, new QTimer, tcp};
+    peer->helloDeadline->setSingleShot(true);
+    connect(peer->helloDeadline, &QTimer::timeout, this, [this, socket] {
+        reject(socket, QStringLiteral("no hello within %1 ms").arg(protocol::kHelloTimeoutMs));
+    });
+    peer->helloDeadline->start(protocol::kHelloTimeoutMs);
+    m_peers.insert(socket, peer);
+    connect(socket, &QIODevice::readyRead, this, [this, socket] { onReadyRead(socket); });
+}
+
+void MetricServer::forget(QIODevice* socket)
+{
+    if (Peer* gone = m_peers.take(socket)) {
+        delete gone->helloDeadline;
+        delete gone;
+    }
+    socket->deleteLater();
+}
+
+void MetricServer::reject(QIODevice* socket, const QString& why)
 {
     ++m_rejectedConnections;
-    Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1").arg(why));
+    const auto* tcp = qobject_cast<QTcpSocket*>(socket);
+    Q_EMIT notice(QStringLiteral("rejected a reporting connection%1: %2")
+                      .arg(tcp ? QStringLiteral(" from %1").arg(tcp->peerAddress().toString()) : QString(), why));
     if (Peer* peer = m_peers.take(socket)) {
         peer->helloDeadline->stop();
         peer->helloDeadline->deleteLater(); // may be the timer whose timeout called us
         delete peer;
     }
     socket->disconnect(this);
-    socket->abort();
+    if (auto* local = qobject_cast<QLocalSocket*>(socket)) local->abort();
+    else if (auto* remote = qobject_cast<QTcpSocket*>(socket)) remote->abort();
     socket->deleteLater();
 }
 
-void MetricServer::onReadyRead(QLocalSocket* socket)
+void MetricServer::onReadyRead(QIODevice* socket)
 {
     Peer* peer = m_peers.value(socket);
     if (!peer) return;
@@ -169,7 +228,7 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
         const QString type = textOf(frame, protocol::kKeyType);
         if (peer->rank < 0) {
             const int rank = static_cast<int>(numberOr(frame, protocol::kKeyRank, -1));
-            if (type != QLatin1String(protocol::kTypeHello) || textOf(frame, protocol::kKeyToken) != m_token || rank < 0) {
+            if (type != QLatin1String(protocol::kTypeHello) || !sameSecret(textOf(frame, protocol::kKeyToken), m_token) || rank < 0) {
                 return reject(socket, type == QLatin1String(protocol::kTypeHello) ? QStringLiteral("wrong token or rank")
                                                                                   : QStringLiteral("first frame was not a hello"));
             }
@@ -183,6 +242,9 @@ void MetricServer::onReadyRead(QLocalSocket* socket)
             }
             peer->rank = rank;
             peer->helloDeadline->stop();
+            const auto* tcp = qobject_cast<QTcpSocket*>(socket);
+            Q_EMIT peerAccepted(rank, tcp ? QStringLiteral("TCP from %1").arg(tcp->peerAddress().toString())
+                                          : QStringLiteral("this host's socket"));
             continue;
         }
         dispatch(peer->rank, frame);

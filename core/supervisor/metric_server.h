@@ -5,6 +5,9 @@
 // frame) must be the rank it claims to be or that rank's descendant: holding the token is not enough
 // to speak for rank 0. A wrong token, pid or protocol version, a malformed or oversized frame closes
 // the connection, is logged, and nothing it sent is used. At most protocol::kMaxConnections are open.
+// Under Slurm a rank may run on another node: listenTcp() also opens a TCP endpoint on one address.
+// There the kernel cannot name the peer's pid, so the token alone admits a connection (compared in
+// constant time, as on the socket) and the peer check is asked with pid 0.
 // Metrics are accepted from rank 0 only; heartbeats from every rank. A "scalars" frame's values are
 // checked one by one (finite, a bounded printable name, at most protocol::kMaxScalarsPerFrame): a bad
 // value is dropped and counted, the rest of the frame is used.
@@ -22,8 +25,10 @@
 #include "frame_decoder.h"
 #include "run_types.h"
 
+class QHostAddress;
+class QIODevice;
 class QLocalServer;
-class QLocalSocket;
+class QTcpServer;
 
 namespace ringmaster::supervisor {
 
@@ -40,7 +45,11 @@ public:
     void setPeerCheck(std::function<bool(int rank, qint64 pid)> check) { m_peerCheck = std::move(check); }
     // Creates the private directory and listens; returns false with error() set.
     bool listen();
+    // Also listens on `address` (an ephemeral port), after listen(); false with error() set.
+    bool listenTcp(const QHostAddress& address);
     QString socketPath() const;
+    // "HOST:PORT" of the TCP endpoint ("[v6]:PORT" for IPv6), empty without one.
+    QString tcpEndpoint() const;
     QString token() const { return m_token; }
     QString error() const { return m_error; }
 
@@ -56,6 +65,9 @@ Q_SIGNALS:
     void heartbeatReceived(int rank, qint64 step, const QString& phase);
     // A "scalars" frame from rank 0 (any named values of one step), with at least one valid value.
     void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
+    // A connection said hello with the token and was admitted as `rank`; `transport` says how it came
+    // ("this host's socket", or "TCP from ADDRESS").
+    void peerAccepted(int rank, const QString& transport);
     // Something the run's log should say (rejected connections, protocol errors).
     void notice(const QString& message);
 
@@ -65,19 +77,25 @@ private:
         FrameDecoder decoder;
         int rank = -1; // -1 until the hello is accepted
         QTimer* helloDeadline = nullptr;
+        bool tcp = false;
     };
 
     void onNewConnection();
-    void onReadyRead(QLocalSocket* socket);
-    void reject(QLocalSocket* socket, const QString& why);
+    void onNewTcpConnection();
+    // Takes a new connection (either kind) under the connection limit and its hello deadline.
+    void admit(QIODevice* socket, bool tcp);
+    void onReadyRead(QIODevice* socket);
+    void reject(QIODevice* socket, const QString& why);
+    void forget(QIODevice* socket);
     void dispatch(int rank, const QJsonObject& frame);
     void dispatchScalars(const QJsonObject& frame);
 
     std::unique_ptr<QTemporaryDir> m_directory;
     QLocalServer* m_server = nullptr;
+    QTcpServer* m_tcpServer = nullptr;
     QString m_token;
     QString m_error;
-    QHash<QLocalSocket*, Peer*> m_peers;
+    QHash<QIODevice*, Peer*> m_peers;
     std::function<bool(int, qint64)> m_peerCheck;
     qint64 m_rejectedConnections = 0;
     qint64 m_droppedScalars = 0;

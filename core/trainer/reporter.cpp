@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -40,13 +43,15 @@ const char* phaseName(Phase phase)
 std::unique_ptr<Reporter> Reporter::fromEnvironment(int rank)
 {
     const char* path = std::getenv(protocol::kSocketEnv);
-    if (!path || !*path) return nullptr;
+    const char* endpoint = std::getenv(protocol::kEndpointEnv);
+    if ((!path || !*path) && (!endpoint || !*endpoint)) return nullptr;
     const char* token = std::getenv(protocol::kTokenEnv);
-    return std::make_unique<Reporter>(path, token ? token : "", rank);
+    return std::make_unique<Reporter>(path ? path : "", token ? token : "", rank, endpoint ? endpoint : "");
 }
 
-Reporter::Reporter(std::string socketPath, std::string token, int rank)
+Reporter::Reporter(std::string socketPath, std::string token, int rank, std::string endpoint)
     : m_socketPath(std::move(socketPath))
+    , m_endpoint(std::move(endpoint))
     , m_token(std::move(token))
     , m_rank(rank)
 {
@@ -139,7 +144,37 @@ bool Reporter::pastExitDeadline() const
     return m_closing && std::chrono::steady_clock::now() >= m_exitDeadline;
 }
 
+std::string Reporter::peerName() const
+{
+    return m_overTcp ? "tcp " + m_endpoint : m_socketPath;
+}
+
 bool Reporter::connectSocket()
+{
+    bool connected = !m_socketPath.empty() && connectUnix();
+    if (!connected && !m_endpoint.empty()) {
+        if (m_fd >= 0) ::close(m_fd);
+        m_fd = -1;
+        connected = connectTcp();
+        m_overTcp = connected;
+        if (connected) spdlog::info("reporting over TCP to {} (the socket {} is not reachable from here)", m_endpoint,
+                                    m_socketPath.empty() ? "(none)" : m_socketPath);
+    }
+    if (!connected) {
+        spdlog::warn("reporting {}{}{} unreachable: training continues, metrics.csv is the record",
+                     m_socketPath.empty() ? "" : "socket " + m_socketPath, !m_socketPath.empty() && !m_endpoint.empty() ? " and " : "",
+                     m_endpoint.empty() ? "" : "endpoint tcp " + m_endpoint);
+        return false;
+    }
+    const nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
+                                  {protocol::kKeyType, protocol::kTypeHello},
+                                  {protocol::kKeyRank, m_rank},
+                                  {protocol::kKeyPid, static_cast<long>(::getpid())},
+                                  {protocol::kKeyToken, m_token}};
+    return writeAll(hello.dump() + "\n");
+}
+
+bool Reporter::connectUnix()
 {
     m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     sockaddr_un address{};
@@ -150,18 +185,56 @@ bool Reporter::connectSocket()
     while (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN || std::chrono::steady_clock::now() >= giveUp || pastExitDeadline()) {
-            spdlog::warn("reporting socket {} unreachable ({}): training continues, metrics.csv is the record",
-                         m_socketPath, std::strerror(errno));
+            spdlog::info("reporting socket {} unreachable ({})", m_socketPath, std::strerror(errno));
             return false;
         }
         std::this_thread::sleep_for(kConnectRetry);
     }
-    const nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
-                                  {protocol::kKeyType, protocol::kTypeHello},
-                                  {protocol::kKeyRank, m_rank},
-                                  {protocol::kKeyPid, static_cast<long>(::getpid())},
-                                  {protocol::kKeyToken, m_token}};
-    return writeAll(hello.dump() + "\n");
+    return true;
+}
+
+bool Reporter::connectTcp()
+{
+    // "HOST:PORT"; an IPv6 address comes bracketed ("[::1]:5000") or bare (the last colon splits).
+    const auto colon = m_endpoint.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+        spdlog::warn("{} '{}' is not HOST:PORT", protocol::kEndpointEnv, m_endpoint);
+        return false;
+    }
+    std::string host = m_endpoint.substr(0, colon);
+    const std::string port = m_endpoint.substr(colon + 1);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+        spdlog::warn("reporting endpoint tcp {}: {}", m_endpoint, ::gai_strerror(rc));
+        return false;
+    }
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
+    for (const addrinfo* a = found; a; a = a->ai_next) {
+        m_fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (m_fd < 0) continue;
+        const int one = 1;
+        ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int rc = ::connect(m_fd, a->ai_addr, a->ai_addrlen);
+        if (rc != 0 && errno == EINPROGRESS) {
+            pollfd writable{m_fd, POLLOUT, 0};
+            int error = 0;
+            socklen_t length = sizeof error;
+            rc = ::poll(&writable, 1, protocol::kHelloTimeoutMs) == 1 &&
+                         ::getsockopt(m_fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0
+                     ? 0
+                     : -1;
+            if (error != 0) errno = error;
+        }
+        if (rc == 0) return true;
+        spdlog::info("reporting endpoint tcp {} unreachable ({})", m_endpoint, std::strerror(errno));
+        ::close(m_fd);
+        m_fd = -1;
+    }
+    return false;
 }
 
 bool Reporter::writeAll(const std::string& bytes)
@@ -203,10 +276,10 @@ void Reporter::writerLoop()
         if (!writeAll(batch)) {
             if (pastExitDeadline()) {
                 spdlog::warn("reporting socket {}: the reader took no frames for {} ms at exit; the last frames "
-                             "were not delivered (metrics.csv has them)", m_socketPath, kExitDeadline.count());
+                             "were not delivered (metrics.csv has them)", peerName(), kExitDeadline.count());
                 return;
             }
-            spdlog::warn("reporting socket {} closed: training continues, metrics.csv is the record", m_socketPath);
+            spdlog::warn("reporting socket {} closed: training continues, metrics.csv is the record", peerName());
             healthy = false;
         }
         lock.lock();

@@ -1,5 +1,6 @@
 #pragma once
-// Streams frames to the supervisor's local socket (core/protocol/wire.h) without ever blocking
+// Streams frames to the supervisor's local socket, or to its TCP endpoint when the socket is absent or
+// refuses (a rank on another Slurm node; core/protocol/wire.h), without ever blocking
 // training: frames go into a bounded queue (kQueueCapacity) that a background thread drains; when a
 // slow reader lets the queue fill, the oldest frames are dropped (counted in dropped()). A heartbeat
 // timer thread sends {"type":"heartbeat","step","phase"} every protocol::kHeartbeatIntervalMs, reading
@@ -35,10 +36,11 @@ public:
     static constexpr std::size_t kQueueCapacity = 8192;
     static constexpr std::chrono::milliseconds kExitDeadline{1000};
 
-    // Null when RINGMASTER_SOCKET is not set (run by hand or by torchrun).
+    // Null when neither RINGMASTER_SOCKET nor RINGMASTER_ENDPOINT is set (run by hand or by torchrun).
     static std::unique_ptr<Reporter> fromEnvironment(int rank);
 
-    Reporter(std::string socketPath, std::string token, int rank);
+    // socketPath and endpoint ("HOST:PORT") may each be empty; the socket is tried first.
+    Reporter(std::string socketPath, std::string token, int rank, std::string endpoint = {});
     ~Reporter(); // stops the heartbeats, sends what is queued within kExitDeadline, then closes
     Reporter(const Reporter&) = delete;
     Reporter& operator=(const Reporter&) = delete;
@@ -55,12 +57,19 @@ private:
     void writerLoop();
     void heartbeatLoop();
     void sendHeartbeat();
+    // Connects (socket, else endpoint) and says hello; false when neither takes it.
     bool connectSocket();
+    bool connectUnix();
+    bool connectTcp();
+    // What the frames go to, for messages: the socket's path or "tcp HOST:PORT".
+    std::string peerName() const;
     // False when the socket failed, or when closing and kExitDeadline has passed.
     bool writeAll(const std::string& bytes);
     bool pastExitDeadline() const;
 
     std::string m_socketPath;
+    std::string m_endpoint;
+    bool m_overTcp = false;
     std::string m_token;
     int m_rank;
     int m_fd = -1;

@@ -7,7 +7,9 @@
 
 Under Ringmaster (RINGMASTER_SOCKET and RINGMASTER_TOKEN are set by the launcher), rank 0's log()
 sends a "scalars" frame over the run's reporting socket (core/protocol/wire.h): the connection, made
-at import on rank 0, first says hello with this process's rank, pid and the run's token. Other ranks' log() does nothing, and
+at import on rank 0, first says hello with this process's rank, pid and the run's token. Under Slurm,
+when rank 0 runs on another node than the supervisor, the socket reaches nothing: the connection then
+goes to the TCP endpoint in RINGMASTER_ENDPOINT ("HOST:PORT") instead. Other ranks' log() does nothing, and
 outside Ringmaster everything does nothing, so the same script runs under torchrun unchanged.
 
 log() never blocks training: frames go into a bounded queue (MAX_QUEUED_FRAMES; when it is full the
@@ -40,6 +42,7 @@ MAX_SCALARS_PER_FRAME = 256
 MAX_SCALAR_NAME_LENGTH = 128
 SOCKET_ENV = "RINGMASTER_SOCKET"
 TOKEN_ENV = "RINGMASTER_TOKEN"
+ENDPOINT_ENV = "RINGMASTER_ENDPOINT"
 
 MAX_QUEUED_FRAMES = 1000
 EXIT_FLUSH_SECONDS = 1.0
@@ -55,15 +58,49 @@ def _rank():
 
 def active():
     """True when log() sends: under Ringmaster, on rank 0."""
-    return bool(os.environ.get(SOCKET_ENV)) and _rank() == 0
+    return _under_ringmaster() and _rank() == 0
+
+
+def _under_ringmaster():
+    return bool(os.environ.get(SOCKET_ENV) or os.environ.get(ENDPOINT_ENV))
+
+
+def _split_endpoint(endpoint):
+    """("host", port) from "HOST:PORT" or "[v6]:PORT"; None when malformed."""
+    host, _, port = endpoint.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        return (host, int(port)) if host else None
+    except ValueError:
+        return None
+
+
+def _connect(path, endpoint):
+    """A connected socket: the Unix socket when it takes the connection, else the TCP endpoint."""
+    if path:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(5.0)
+            sock.connect(path)
+            return sock
+        except OSError:
+            sock.close()
+    address = _split_endpoint(endpoint) if endpoint else None
+    if address is None:
+        raise OSError("no reachable socket or endpoint")
+    sock = socket.create_connection(address, timeout=5.0)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 class _Sender:
     """The connection to the supervisor and the daemon thread that drains the queue into it."""
 
-    def __init__(self, path, token, rank):
+    def __init__(self, path, token, rank, endpoint=""):
         self.pid = os.getpid()
         self._path = path
+        self._endpoint = endpoint
         self._hello = self._encode({"type": "hello", "rank": rank, "pid": self.pid, "token": token})
         self._queue = collections.deque()
         self._lock = threading.Lock()
@@ -116,9 +153,7 @@ class _Sender:
 
     def _run(self):
         try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(5.0)
-            sock.connect(self._path)
+            sock = _connect(self._path, self._endpoint)
             sock.setblocking(False)
         except OSError:
             self._die()
@@ -155,7 +190,8 @@ def _current_sender():
     global _sender
     with _sender_lock:
         if _sender is None or _sender.pid != os.getpid():
-            _sender = _Sender(os.environ[SOCKET_ENV], os.environ.get(TOKEN_ENV, ""), _rank())
+            _sender = _Sender(os.environ.get(SOCKET_ENV, ""), os.environ.get(TOKEN_ENV, ""), _rank(),
+                              os.environ.get(ENDPOINT_ENV, ""))
         return _sender
 
 
@@ -245,7 +281,7 @@ def checkpoint_requested():
     return False
 
 
-if os.environ.get(SOCKET_ENV):
+if _under_ringmaster():
     # Under Ringmaster, SIGUSR1 must never take the default action (ending the process).
     _install_handler()
 if active():

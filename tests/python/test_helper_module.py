@@ -17,7 +17,8 @@ INTERPRETER = "/usr/bin/python3"
 
 
 def script_env(supervisor=None, rank=0, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "RANK")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RINGMASTER_SOCKET", "RINGMASTER_ENDPOINT", "RINGMASTER_TOKEN", "RANK")}
     env["PYTHONPATH"] = str(PYTHON_DIR)
     env["RANK"] = str(rank)
     if supervisor is not None:
@@ -55,6 +56,25 @@ def test_rank0_sends_hello_then_scalars(supervisor):
     assert frames[1] == {"v": 1, "type": "scalars", "step": 3, "values": {"loss": 0.5, "acc": 1.0}}
     # Not finite or not a number: skipped, as the supervisor would drop it.
     assert frames[2] == {"v": 1, "type": "scalars", "step": 4, "values": {"train/loss": 0.25}}
+
+
+@pytest.mark.parametrize("socket_offered", [True, False], ids=["socket-absent-then-tcp", "tcp-only"])
+def test_rank0_reports_over_tcp_when_the_socket_reaches_nothing(tmp_path, socket_offered):
+    """Rank 0 on another Slurm node: the socket path names nothing there; the TCP endpoint takes it."""
+    fake = FakeSupervisor(tmp_path, tcp=True)
+    try:
+        env = script_env(fake)
+        if not socket_offered:
+            del env["RINGMASTER_SOCKET"]
+        proc = run_script("import ringmaster\nassert ringmaster.active()\nringmaster.log(7, loss=0.125)\n"
+                          "assert ringmaster.flush(10)\n", env)
+        assert proc.returncode == 0, proc.stderr
+        wait_until(lambda: len(fake.received("scalars")) == 1, 10, "the scalars frame")
+        frames = [f for _, f in fake.received()]
+        assert frames[0]["type"] == "hello" and frames[0]["token"] == fake.token
+        assert frames[1] == {"v": 1, "type": "scalars", "step": 7, "values": {"loss": 0.125}}
+    finally:
+        fake.close()
 
 
 def test_queued_frames_are_sent_at_exit(supervisor):

@@ -172,10 +172,41 @@ private Q_SLOTS:
                  QStringLiteral("completed"));
         // Every step reached the launcher over this host's socket and was recorded once.
         QVERIFY2(launch.output.contains(QStringLiteral("metrics: live from rank 0 over this host's socket")), qPrintable(launch.output));
-        QVERIFY2(launch.output.contains(QStringLiteral("30 step metrics received over the socket")), qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("30 step metrics received over this host's socket")), qPrintable(launch.output));
         const QStringList scalarSteps = ringmaster::supervisor::test::csvColumn(dir + QStringLiteral("/scalars.csv"), 0);
         QVERIFY(scalarSteps.contains(QStringLiteral("30")));
         QVERIFY(queueEmpties(jobId));
+    }
+
+    // A rank 0 on another node cannot reach this host's socket: "tcp" withholds the socket, so rank 0
+    // reports over the TCP endpoint the launcher opened; "files" offers neither, and every step comes
+    // from metrics.csv. Each path delivers every step once.
+    void metricsOverTcpOrFiles_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("path");
+        QTest::newRow("tcp") << QStringLiteral("tcp") << QStringLiteral("metrics: live from rank 0 over TCP from ");
+        QTest::newRow("files") << QStringLiteral("files") << QStringLiteral("metrics: from metrics.csv and eval.csv in the run directory");
+    }
+    void metricsOverTcpOrFiles()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        QFETCH(QString, mode);
+        QFETCH(QString, path);
+        LaunchProcess launch;
+        launch.start(trainerArguments({QStringLiteral("--slurm-metrics"), mode, QStringLiteral("--max-steps"), QStringLiteral("30")}));
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(path), qPrintable(launch.output));
+        QVERIFY2(!launch.output.contains(QStringLiteral("over this host's socket")), qPrintable(launch.output));
+        const QString received = mode == QLatin1String("tcp") ? QStringLiteral("30 step metrics received over TCP from ")
+                                                              : QStringLiteral("30 step metrics received from metrics.csv");
+        QVERIFY2(launch.output.contains(received), qPrintable(launch.output));
+        // Each step's loss recorded once, whichever path brought it.
+        const QString scalars = slurmtest::readAll(launch.runDir() + QStringLiteral("/scalars.csv"));
+        QCOMPARE(scalars.count(QRegularExpression(QStringLiteral("(^|\n)30,[^,\n]*,loss,"))), 1);
+        QCOMPARE(scalars.count(QRegularExpression(QStringLiteral("\n\\d+,[^,\n]*,loss,"))), 30);
+        QVERIFY(queueEmpties(jobIdIn(launch.output)));
     }
 
     // The first step is shown while Slurm still runs the job (live, not read afterwards); SIGTERM to the

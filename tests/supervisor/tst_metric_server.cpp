@@ -6,7 +6,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonArray>
+#include <QHostAddress>
 #include <QLocalSocket>
+#include <QTcpSocket>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
@@ -116,6 +118,53 @@ private Q_SLOTS:
         QCOMPARE(server.rejectedConnections(), 1);
     }
 
+    // The TCP endpoint (a rank on another Slurm node): the token admits, a wrong one (even one differing
+    // only in its last character) or none is rejected and nothing it sent is used; the kernel cannot
+    // name a TCP peer's pid, so the peer check is asked with pid 0.
+    void tcpEndpointTakesTheTokenOnly()
+    {
+        MetricServer server;
+        QList<qint64> checkedPids;
+        server.setPeerCheck([&](int, qint64 pid) {
+            checkedPids.append(pid);
+            return true;
+        });
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QVERIFY2(server.listenTcp(QHostAddress(QHostAddress::LocalHost)), qPrintable(server.error()));
+        const QString endpoint = server.tcpEndpoint();
+        QVERIFY2(endpoint.startsWith(QStringLiteral("127.0.0.1:")), qPrintable(endpoint));
+        const quint16 port = endpoint.section(QLatin1Char(':'), 1).toUShort();
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        QSignalSpy accepted(&server, &MetricServer::peerAccepted);
+
+        QString nearlyToken = server.token();
+        nearlyToken.back() = nearlyToken.back() == QLatin1Char('0') ? QLatin1Char('1') : QLatin1Char('0');
+        for (const QString& wrong : QStringList{nearlyToken, QString(), server.token() + QLatin1Char('0')}) {
+            QTcpSocket impostor;
+            impostor.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
+            QVERIFY(impostor.waitForConnected(5000));
+            const qint64 before = server.rejectedConnections();
+            impostor.write(hello(0, wrong) + heartbeat(41));
+            impostor.flush();
+            QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), before + 1, 5000);
+            QTRY_COMPARE_WITH_TIMEOUT(impostor.state(), QAbstractSocket::UnconnectedState, 5000);
+        }
+        QCOMPARE(heartbeats.size(), 0);
+        QVERIFY(checkedPids.isEmpty());
+
+        QTcpSocket rank;
+        rank.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
+        QVERIFY(rank.waitForConnected(5000));
+        rank.write(hello(0, server.token()) + heartbeat(42));
+        rank.flush();
+        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
+        QCOMPARE(heartbeats.first().at(1).toLongLong(), 42);
+        QCOMPARE(checkedPids, QList<qint64>{0});
+        QCOMPARE(accepted.size(), 1);
+        QCOMPARE(accepted.first().at(1).toString(), QStringLiteral("TCP from 127.0.0.1"));
+        QCOMPARE(server.rejectedConnections(), 3);
+    }
+
     void helloMustNameTheConnectingPid()
     {
         MetricServer server;
@@ -152,7 +201,7 @@ s.recv(1)
         QProcess child;
         child.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), script, server.socketPath(), server.token()});
         QVERIFY(child.waitForStarted(10000));
-        QTest::qWaitFor([&] { return heartbeats.size() == 1; }, 10000);
+        (void)QTest::qWaitFor([&] { return heartbeats.size() == 1; }, 10000);
         QVERIFY2(heartbeats.size() == 1, child.readAllStandardError().constData());
         QCOMPARE(heartbeats.first().at(1).toLongLong(), 7);
         QCOMPARE(server.rejectedConnections(), 0);

@@ -68,7 +68,7 @@ private:
 void TestSlurmComponents::requestRoundTrip()
 {
     const QByteArray json = R"({"nodes": 2, "ntasks_per_node": 4, "gpus_per_node": 4, "partition": "gpu",
-        "time": "0-02:00:00", "account": "proj42", "extra_args": ["--mem=64G", "--qos=high"]})";
+        "time": "0-02:00:00", "account": "proj42", "extra_args": ["--mem=64G", "--qos=high"], "metrics": "tcp"})";
     const SlurmRequest request = parseRequest(json);
     QVERIFY(request.enabled);
     QCOMPARE(request.nodes, 2);
@@ -78,6 +78,7 @@ void TestSlurmComponents::requestRoundTrip()
     QCOMPARE(request.time, QStringLiteral("0-02:00:00"));
     QCOMPARE(request.account, QStringLiteral("proj42"));
     QCOMPARE(request.extraArgs, (QStringList{QStringLiteral("--mem=64G"), QStringLiteral("--qos=high")}));
+    QCOMPARE(request.metrics, QStringLiteral("tcp"));
     QCOMPARE(request.toJson(), QJsonDocument::fromJson(json).object());
     QCOMPARE(SlurmRequest::fromJson(request.toJson(), QStringLiteral("again")).toJson(), request.toJson());
 
@@ -88,6 +89,7 @@ void TestSlurmComponents::requestRoundTrip()
     QVERIFY(empty.enabled);
     QCOMPARE(empty.nodes, 1);
     QCOMPARE(empty.ntasksPerNode, 0);
+    QCOMPARE(empty.metrics, QStringLiteral("auto"));
 }
 
 void TestSlurmComponents::requestErrors_data()
@@ -113,6 +115,7 @@ void TestSlurmComponents::requestErrors_data()
     QTest::newRow("extra comment") << QByteArray(R"({"extra_args": ["--comment=a#b"]})") << "must be one long sbatch option";
     QTest::newRow("extra time") << QByteArray(R"({"extra_args": ["--time=5"]})") << "\"--time=5\" is set by Ringmaster: use launch.slurm.time instead";
     QTest::newRow("extra abbreviated") << QByteArray(R"({"extra_args": ["--part=gpu"]})") << "use launch.slurm.partition instead";
+    QTest::newRow("metrics word") << QByteArray(R"({"metrics": "socket"})") << "\"launch.slurm.metrics\" \"socket\" is not one of auto, tcp, files";
     QTest::newRow("extra output") << QByteArray(R"({"extra_args": ["--output=x.log"]})") << "\"--output=x.log\" is set by Ringmaster";
 }
 
@@ -447,6 +450,15 @@ void TestSlurmComponents::clientStopKillPartitions()
     QVERIFY(!listed.partitions.at(2).available);
     stubs.answer("sinfo", "", "sinfo: error: Unable to contact slurm controller (connect failure)\n", 1);
     QCOMPARE(stubs.client().partitions().error, QStringLiteral("sinfo: Unable to contact slurm controller (connect failure)"));
+
+    // The controller's hosts (where the TCP metrics endpoint looks for the compute nodes' network).
+    QCOMPARE(SlurmClient::parseControllerHosts(QStringLiteral("ClusterName             = c\nSlurmctldHost[0]        = ctl1(10.1.2.3)\n"
+                                                              "SlurmctldHost[1]        = ctl2\nSlurmctldPort           = 6817\n")),
+             (QStringList{QStringLiteral("10.1.2.3"), QStringLiteral("ctl2")}));
+    stubs.answer("scontrol", "SlurmctldHost[0]        = vm\n");
+    QCOMPARE(stubs.client().controllerHosts(), QStringList{QStringLiteral("vm")});
+    stubs.answer("scontrol", "", "scontrol: error: Unable to contact slurm controller\n", 1);
+    QVERIFY(stubs.client().controllerHosts().isEmpty());
 }
 
 #define REQUIRE_SLURM() REQUIRE_SLURM_FOR("supervisor.tst_slurm_components.real")

@@ -115,23 +115,33 @@ def digest(output):
 class FakeSupervisor:
     """A supervisor's reporting socket (core/protocol/wire.h): accepts connections on a Unix socket and
     records each newline-delimited JSON frame with its arrival time. With read=False it takes the hello
-    and then never reads again, like a supervisor that stopped draining its socket."""
+    and then never reads again, like a supervisor that stopped draining its socket. With tcp=True it
+    listens on 127.0.0.1 instead (the endpoint a rank on another Slurm node uses), and env() offers a
+    socket path where nothing listens first, as a rank on another node finds it."""
 
-    def __init__(self, directory, read=True, token="test-token"):
+    def __init__(self, directory, read=True, token="test-token", tcp=False):
         import threading
         self.path = str(Path(directory) / "supervisor.sock")
         self.token = token
         self.read = read
+        self.tcp = tcp
         self.frames = []  # (time.monotonic(), dict)
         self._lock = threading.Lock()
-        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._server.bind(self.path)
+        if tcp:
+            self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._server.bind(("127.0.0.1", 0))
+            self.endpoint = "127.0.0.1:%d" % self._server.getsockname()[1]
+        else:
+            self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._server.bind(self.path)
         self._server.listen(8)
         self._connections = []
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
 
     def env(self):
+        if self.tcp:
+            return {"RINGMASTER_SOCKET": self.path, "RINGMASTER_ENDPOINT": self.endpoint, "RINGMASTER_TOKEN": self.token}
         return {"RINGMASTER_SOCKET": self.path, "RINGMASTER_TOKEN": self.token}
 
     def _accept(self):

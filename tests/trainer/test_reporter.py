@@ -91,3 +91,23 @@ def test_a_supervisor_that_stops_reading_cannot_hold_the_exit(tmp_path, supervis
     assert code == 0, output
     assert exited_after < 5.0, f"exit took {exited_after:.1f}s after the last step"
     assert "not delivered" in output, output
+
+
+@pytest.mark.parametrize("socket_offered", [True, False], ids=["socket-absent-then-tcp", "tcp-only"])
+def test_reports_over_tcp_when_the_socket_reaches_nothing(tmp_path, supervisor_dir, socket_offered):
+    """A rank on another Slurm node: the socket path names nothing there, so it reports to the endpoint."""
+    supervisor = FakeSupervisor(supervisor_dir, tcp=True)
+    env = supervisor.env()
+    if not socket_offered:
+        del env["RINGMASTER_SOCKET"]
+    try:
+        code, output = run_single(["--model", "linear", "--data", "synthetic", "--synthetic-samples", "256",
+                                   "--batch-size", "32", "--max-steps", "6", "--threads", "1",
+                                   "--out", str(tmp_path / "run")], env=env, timeout=300)
+    finally:
+        supervisor.close()
+    assert code == 0, output
+    frames = [f for _, f in supervisor.received()]
+    assert frames[0]["type"] == "hello" and frames[0]["token"] == "test-token" and frames[0]["rank"] == 0
+    assert [f["step"] for f in frames if f["type"] == "step"] == [1, 2, 3, 4, 5, 6]
+    assert "reporting over TCP to " + supervisor.endpoint in output, output

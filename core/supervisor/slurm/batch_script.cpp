@@ -12,12 +12,13 @@ namespace {
 // Variables a launcher sets per process. The submitter's environment reaches the job (sbatch exports it
 // by default), so whatever it had of these is removed: each task gets its own below, or derives them.
 // The supervisor that submits the job passes its own socket and token in sbatch's environment under
-// kSubmitterSocketEnv / kSubmitterTokenEnv (never in this readable file); they become the tasks'
-// RINGMASTER_SOCKET / RINGMASTER_TOKEN, so rank 0 reports live when it runs on the submitting host.
+// kSubmitterSocketEnv / kSubmitterEndpointEnv / kSubmitterTokenEnv (never in this readable file); they
+// become the tasks' RINGMASTER_SOCKET / RINGMASTER_ENDPOINT / RINGMASTER_TOKEN, so rank 0 reports live
+// over the socket when it runs on the submitting host, else over TCP.
 constexpr char kLauncherVariables[] =
     "RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GROUP_RANK GROUP_WORLD_SIZE "
     "ROLE_NAME ROLE_RANK ROLE_WORLD_SIZE TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS "
-    "TORCHELASTIC_RUN_ID RINGMASTER_SOCKET RINGMASTER_TOKEN";
+    "TORCHELASTIC_RUN_ID RINGMASTER_SOCKET RINGMASTER_ENDPOINT RINGMASTER_TOKEN";
 
 // What each task of a script runs before the interpreter: its ranks from Slurm's per-task variables,
 // then exec "$0" "$@" (the interpreter, the script and its arguments, passed as separate words).
@@ -134,11 +135,13 @@ QString batchScriptText(const BatchScriptInput& input)
       << QString()
       << QStringLiteral("# A launcher's per-process variables from the submitting environment must not reach the tasks.")
       << QStringLiteral("unset %1").arg(QLatin1String(kLauncherVariables))
-      << QStringLiteral("# Rank 0 reports live to the Ringmaster that submitted the job (socket and token come through")
-      << QStringLiteral("# sbatch's environment, not this file); submitted by hand, the tasks write their files only.")
-      << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_SOCKET=\"$%1\" RINGMASTER_TOKEN=\"$%2\"; fi")
-             .arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterTokenEnv))
-      << QStringLiteral("unset %1 %2").arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterTokenEnv));
+      << QStringLiteral("# Rank 0 reports live to the Ringmaster that submitted the job (socket, TCP endpoint and token")
+      << QStringLiteral("# come through sbatch's environment, not this file); submitted by hand, the tasks write their files only.")
+      << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_SOCKET=\"$%1\"; fi").arg(QLatin1String(kSubmitterSocketEnv))
+      << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_ENDPOINT=\"$%1\"; fi").arg(QLatin1String(kSubmitterEndpointEnv))
+      << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_TOKEN=\"$%1\"; fi").arg(QLatin1String(kSubmitterTokenEnv))
+      << QStringLiteral("unset %1 %2 %3").arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterEndpointEnv),
+                                               QLatin1String(kSubmitterTokenEnv));
 
     // One step, one task per rank; --kill-on-bad-exit ends the others when a rank fails, as the local
     // supervisor brings the group down. CPUs per task: what the job asked for (srun 22.05 does not

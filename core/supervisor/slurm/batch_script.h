@@ -20,6 +20,7 @@ inline constexpr char kBatchScriptRelativePath[] = "slurm/job.sbatch";
 // Set in sbatch's environment by the submitting supervisor: its metric socket and token for the tasks.
 inline constexpr char kSubmitterSocketEnv[] = "RINGMASTER_SUBMITTER_SOCKET";
 inline constexpr char kSubmitterTokenEnv[] = "RINGMASTER_SUBMITTER_TOKEN";
+inline constexpr char kSubmitterEndpointEnv[] = "RINGMASTER_SUBMITTER_ENDPOINT";
 // The rendezvous port rule shared with ringmaster-trainer (core/trainer/dist_env.h).
 inline constexpr long kSlurmMasterPortBase = 15000;
 inline constexpr long kSlurmMasterPortSpan = 17000;

@@ -302,4 +302,22 @@ SlurmPartitions SlurmClient::partitions() const
     return parsePartitions(result.out);
 }
 
+QStringList SlurmClient::controllerHosts() const
+{
+    const Result result = run(m_commands.scontrol, {QStringLiteral("show"), QStringLiteral("config")});
+    return result.error.isEmpty() ? parseControllerHosts(result.out) : QStringList();
+}
+
+QStringList SlurmClient::parseControllerHosts(const QString& scontrolConfig)
+{
+    static const QRegularExpression line(QStringLiteral("^\\s*SlurmctldHost\\[\\d+\\]\\s*=\\s*([^\\s(]+)(?:\\(([^)\\s]+)\\))?"),
+                                         QRegularExpression::MultilineOption);
+    QStringList hosts;
+    for (auto it = line.globalMatch(scontrolConfig); it.hasNext();) {
+        const auto match = it.next();
+        hosts << (match.captured(2).isEmpty() ? match.captured(1) : match.captured(2));
+    }
+    return hosts;
+}
+
 } // namespace ringmaster::supervisor

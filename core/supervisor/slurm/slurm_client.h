@@ -104,11 +104,15 @@ public:
     QString kill(const QString& jobId) const;
     // sinfo -h -o '%P|%a|%l|%F|%G', merged per partition.
     SlurmPartitions partitions() const;
+    // The controller's hosts from scontrol show config ("SlurmctldHost[N] = NAME" or "NAME(ADDRESS)":
+    // the address when given, else the name), primary first; empty when scontrol cannot answer.
+    QStringList controllerHosts() const;
 
     // sinfo's and squeue's fields parsed, for tests of the parsing alone.
     static SlurmJobState stateFromText(const QString& text);
     static SlurmPartitions parsePartitions(const QString& sinfoOutput);
     static SlurmJobStatus parseScontrolJob(const QString& scontrolOutput);
+    static QStringList parseControllerHosts(const QString& scontrolConfig);
 
 private:
     struct Result

@@ -133,9 +133,16 @@ QJsonObject SlurmRequest::toJson() const
         {QStringLiteral("time"), time},
         {QStringLiteral("account"), account},
         {QStringLiteral("extra_args"), QJsonArray::fromStringList(extraArgs)},
+        {QStringLiteral("metrics"), metrics},
     };
     if (!jobId.isEmpty()) object.insert(QStringLiteral("job_id"), jobId);
     return object;
+}
+
+const QStringList& slurmMetricsPaths()
+{
+    static const QStringList paths{QStringLiteral("auto"), QStringLiteral("tcp"), QStringLiteral("files")};
+    return paths;
 }
 
 SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& origin)
@@ -148,7 +155,7 @@ SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& orig
     const QJsonObject o = value.toObject();
     static const QStringList known{QStringLiteral("nodes"), QStringLiteral("ntasks_per_node"), QStringLiteral("gpus_per_node"),
                                    QStringLiteral("partition"), QStringLiteral("time"), QStringLiteral("account"),
-                                   QStringLiteral("extra_args"), QStringLiteral("job_id")};
+                                   QStringLiteral("extra_args"), QStringLiteral("job_id"), QStringLiteral("metrics")};
     for (auto it = o.begin(); it != o.end(); ++it) {
         if (!known.contains(it.key())) {
             throw JobError(QStringLiteral("%1: unknown key \"launch.slurm.%2\" (known: %3)")
@@ -163,6 +170,13 @@ SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& orig
     request.account = name(o, "account", origin);
     request.time = text(o, "time", origin);
     request.jobId = name(o, "job_id", origin);
+    if (const QString metrics = text(o, "metrics", origin); !metrics.isEmpty()) {
+        if (!slurmMetricsPaths().contains(metrics)) {
+            throw JobError(QStringLiteral("%1: \"launch.slurm.metrics\" \"%2\" is not one of %3")
+                               .arg(origin, metrics, slurmMetricsPaths().join(QStringLiteral(", "))));
+        }
+        request.metrics = metrics;
+    }
     if (!request.time.isEmpty() && slurmTimeSeconds(request.time) == kSlurmTimeInvalid) {
         throw JobError(QStringLiteral("%1: \"launch.slurm.time\" \"%2\" is not a Slurm time limit: use MINUTES, "
                                       "HOURS:MINUTES:SECONDS or DAYS-HOURS[:MINUTES[:SECONDS]], e.g. \"0-02:00:00\"")

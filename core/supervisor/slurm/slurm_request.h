@@ -5,7 +5,11 @@
 // as ranks this machine starts itself. Loading checks every key and type and names the key it rejects,
 // in job_spec.h's style (JobError); load -> save gives back the same request.
 //   "slurm": {"nodes": 2, "ntasks_per_node": 4, "gpus_per_node": 4, "partition": "gpu",
-//             "time": "0-02:00:00", "account": "proj42", "extra_args": ["--mem=64G", "--qos=high"]}
+//             "time": "0-02:00:00", "account": "proj42", "extra_args": ["--mem=64G", "--qos=high"],
+//             "metrics": "auto"}
+// "metrics" says how rank 0's live metrics reach the supervisor: "auto" (this host's socket, else a TCP
+// endpoint the supervisor opens, else metrics.csv in the shared run directory), "tcp" (the endpoint
+// only, never the socket), "files" (metrics.csv only: for a cluster whose nodes cannot reach this host).
 // Once submitted, the run directory's job.json also holds "job_id": "12345" (ignored when submitting again).
 // ntasks_per_node 0 (the default) means one task per GPU on cuda, else the job's nproc per node.
 
@@ -30,6 +34,7 @@ struct SlurmRequest
     QString time;              // sbatch --time as given (validated); empty: the partition's default
     QString account;           // empty: the user's default account
     QStringList extraArgs;     // further sbatch options, one long option per item ("--mem=64G")
+    QString metrics = QStringLiteral("auto"); // "auto", "tcp" or "files" (see above)
     QString jobId;             // "job_id": the Slurm job this run was submitted as (written by Ringmaster)
 
     // {} for a request that is not enabled; the lead's JobSpec::toJson inserts it only when enabled.
@@ -38,6 +43,9 @@ struct SlurmRequest
     // gives an enabled one. Throws JobError naming the key ("launch.slurm.time") for anything else.
     static SlurmRequest fromJson(const QJsonValue& value, const QString& origin);
 };
+
+// The values "metrics" takes.
+const QStringList& slurmMetricsPaths();
 
 // sbatch's --time forms: "MIN", "MIN:SEC", "H:MIN:SEC", "D-H", "D-H:MIN", "D-H:MIN:SEC", or
 // "INFINITE"/"UNLIMITED". Returns the limit in seconds (-1 for unlimited), or -2 when `text` is not one.

@@ -16,6 +16,7 @@
 #include "../rank_command.h"
 #include "../tensorboard_follower.h"
 #include "batch_script.h"
+#include "slurm_verdict.h"
 #include "task_failures.h"
 
 namespace ringmaster::supervisor {
@@ -23,7 +24,6 @@ namespace {
 
 constexpr int kKeptLines = 200;          // per rank, for the failure report
 constexpr int kKeptBatchLines = 2000;    // the batch script's output, for srun's task errors
-constexpr int kTailLinesInReport = 8;
 
 QString key(const char* name)
 {
@@ -52,15 +52,6 @@ qint64 lastRecordedStep(const QString& path)
     return -1;
 }
 
-double field(const QStringList& columns, const QStringList& values, const char* name, double fallback = std::nan(""))
-{
-    const auto at = columns.indexOf(QLatin1String(name));
-    if (at < 0 || at >= values.size()) return fallback;
-    bool ok = false;
-    const double value = values.at(at).toDouble(&ok);
-    return ok ? value : fallback;
-}
-
 } // namespace
 
 SlurmRun::SlurmRun(QObject* parent)
@@ -76,6 +67,7 @@ SlurmRun::SlurmRun(QObject* parent)
         m_cancelSent = true;
         runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
     });
+    connect(&m_resolving, &QFutureWatcher<ReachableAddress>::finished, this, &SlurmRun::onAddressResolved);
     connect(&m_submitting, &QFutureWatcher<SlurmSubmission>::finished, this, &SlurmRun::onSubmitted);
     connect(&m_polling, &QFutureWatcher<SlurmJobStatus>::finished, this, &SlurmRun::onPolled);
 }
@@ -143,12 +135,13 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunBackend::checkpointSaved);
     connect(m_server.get(), &MetricServer::statusReceived, this, &SlurmRun::onStatus);
     connect(m_server.get(), &MetricServer::notice, this, &SlurmRun::log);
+    connect(m_server.get(), &MetricServer::peerAccepted, this, [this](int rank, const QString& transport) {
+        if (rank != 0) return;
+        m_liveTransport = transport;
+        log(QStringLiteral("metrics: live from rank 0 over %1").arg(transport));
+    });
     connect(m_server.get(), &MetricServer::heartbeatReceived, this, [this](int rank, qint64 step, const QString& phase) {
         m_sinceSocketFrame.restart();
-        if (!m_socketUsed) {
-            m_socketUsed = true;
-            log(QStringLiteral("metrics: live from rank 0 over this host's socket"));
-        }
         if (rank < 0 || rank >= m_ranks.size()) return;
         RankStatus& status = m_ranks[rank];
         if (step >= 0) status.step = step;
@@ -169,19 +162,63 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     input.scriptPath = checked.scriptPath;
     input.helperDir = m_job.isScript() ? helperModuleDir() : QString();
     input.resumeFrom = trainerResumeTarget(m_job, 0, runDir(), m_dir.latestCheckpoint());
-    const QString script = writeBatchScript(input, error);
-    if (script.isEmpty()) return false;
+    m_batchScript = writeBatchScript(input, error);
+    if (m_batchScript.isEmpty()) return false;
     log(QStringLiteral("run directory %1; Slurm batch script %2 (%3 task(s)); socket %4; %5")
-            .arg(runDir(), script).arg(world).arg(m_server->socketPath())
+            .arg(runDir(), m_batchScript).arg(world).arg(m_server->socketPath())
             .arg(m_job.isScript() ? QStringLiteral("script %1; interpreter %2").arg(checked.scriptPath, checked.interpreterPath)
                                   : QStringLiteral("trainer ") + checked.trainerPath));
     if (!input.resumeFrom.isEmpty()) log(QStringLiteral("resuming from %1").arg(input.resumeFrom));
     setState(RunState::Starting);
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
-    environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
-    m_submitting.setFuture(QtConcurrent::run([client = m_client, script, environment] { return client.submit(script, environment); }));
+    if (m_job.slurm.metrics == QLatin1String("files")) {
+        m_followCsv = !m_job.isScript();
+        log(QStringLiteral("metrics: from %1 in the run directory (\"launch.slurm.metrics\" is \"files\")")
+                .arg(m_job.isScript() ? QStringLiteral("rank 0's log") : QStringLiteral("metrics.csv and eval.csv")));
+        submit();
+    } else {
+        // The TCP endpoint's address needs scontrol and name lookups: off this thread.
+        m_resolving.setFuture(QtConcurrent::run([client = m_client] { return addressComputeNodesReach(client); }));
+    }
     return true;
+}
+
+void SlurmRun::onAddressResolved()
+{
+    const ReachableAddress reachable = m_resolving.result();
+    if (!reachable.error.isEmpty()) {
+        log(QStringLiteral("metrics: no TCP endpoint: %1").arg(reachable.error));
+    } else if (!m_server->listenTcp(reachable.address)) {
+        log(QStringLiteral("metrics: no TCP endpoint: %1").arg(m_server->error()));
+    } else {
+        log(QStringLiteral("metrics: TCP endpoint %1 (%2)%3")
+                .arg(m_server->tcpEndpoint(), reachable.how,
+                     m_job.slurm.metrics == QLatin1String("tcp") ? QStringLiteral("; the socket is not offered (\"launch.slurm.metrics\" is \"tcp\")")
+                                                                 : QString()));
+    }
+    submit();
+}
+
+void SlurmRun::submit()
+{
+    if (m_stopRequested) {
+        RunDirectory::Outcome outcome;
+        outcome.state = RunState::Stopped;
+        outcome.worldSize = static_cast<int>(m_ranks.size());
+        outcome.supervisorOwnsSummary = true;
+        m_dir.patchSummary(outcome);
+        log(QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
+        setState(RunState::Stopped);
+        Q_EMIT finished(RunState::Stopped);
+        return;
+    }
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    const QString mode = m_job.slurm.metrics;
+    if (mode == QLatin1String("auto")) environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
+    if (mode != QLatin1String("files") && !m_server->tcpEndpoint().isEmpty()) {
+        environment.insert(QLatin1String(kSubmitterEndpointEnv), m_server->tcpEndpoint());
+    }
+    if (mode != QLatin1String("files")) environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
+    m_submitting.setFuture(QtConcurrent::run([client = m_client, script = m_batchScript, environment] { return client.submit(script, environment); }));
 }
 
 // What start() and attach() share: the scalar record, the output parser and the file followers.
@@ -192,8 +229,7 @@ void SlurmRun::begin()
     m_rankLogs.clear();
     m_lastLines.assign(static_cast<std::size_t>(m_ranks.size()), {});
     for (int r = 0; r < m_ranks.size(); ++r) m_rankLogs.emplace_back(m_dir.rankLog(r));
-    m_metricsCsv = FileTail(runDir() + QStringLiteral("/metrics.csv"));
-    m_evalCsv = FileTail(runDir() + QStringLiteral("/eval.csv"));
+    m_csv = MetricsCsvFollower(runDir());
 }
 
 void SlurmRun::onSubmitted()
@@ -342,47 +378,22 @@ void SlurmRun::follow()
     const QStringList batch = m_batchLog.path().isEmpty() ? QStringList() : m_batchLog.poll();
     keepLast(&m_batchLines, batch, kKeptBatchLines);
     for (const QString& line : batch) log(QStringLiteral("slurm: %1").arg(line));
-    if (!m_followCsv && !m_job.isScript() && !m_socketUsed && m_sawRunning && m_sinceSocketFrame.isValid() &&
+    if (!m_followCsv && !m_job.isScript() && m_sawRunning && m_sinceSocketFrame.isValid() &&
         m_sinceSocketFrame.elapsed() > kSocketSilenceMs) {
         m_followCsv = true;
-        log(QStringLiteral("metrics: nothing from rank 0 over this host's socket for %1 s (it runs on another node?): "
-                           "following %2/metrics.csv").arg(kSocketSilenceMs / 1000).arg(runDir()));
+        log(m_liveTransport.isEmpty()
+                ? QStringLiteral("metrics: nothing from rank 0 over this host's socket or TCP for %1 s (a node that cannot reach "
+                                 "this host?): following %2/metrics.csv").arg(kSocketSilenceMs / 1000).arg(runDir())
+                : QStringLiteral("metrics: rank 0's connection (%1) has been silent for %2 s: following %3/metrics.csv as well")
+                      .arg(m_liveTransport).arg(kSocketSilenceMs / 1000).arg(runDir()));
     }
     if (m_followCsv) followCsv();
 }
 
 void SlurmRun::followCsv()
 {
-    for (const QString& line : m_metricsCsv.poll()) {
-        const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("step,"))) { // the header, again after a resume rewrote the file
-            m_metricsColumns = values;
-            continue;
-        }
-        if (m_metricsColumns.isEmpty()) continue;
-        StepMetric metric;
-        metric.step = static_cast<qint64>(field(m_metricsColumns, values, "step", -1));
-        metric.epoch = static_cast<qint64>(field(m_metricsColumns, values, "epoch", 0));
-        metric.loss = field(m_metricsColumns, values, "loss");
-        metric.lr = field(m_metricsColumns, values, "lr");
-        metric.samplesPerSec = field(m_metricsColumns, values, "samples_per_sec");
-        metric.wallTime = field(m_metricsColumns, values, "wall_time", 0);
-        if (metric.step >= 0) onStep(metric, false);
-    }
-    for (const QString& line : m_evalCsv.poll()) {
-        const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("epoch,"))) {
-            m_evalColumns = values;
-            continue;
-        }
-        if (m_evalColumns.isEmpty()) continue;
-        EvalMetric metric;
-        metric.epoch = static_cast<qint64>(field(m_evalColumns, values, "epoch", 0));
-        metric.step = static_cast<qint64>(field(m_evalColumns, values, "step", -1));
-        metric.valLoss = field(m_evalColumns, values, "val_loss");
-        metric.valAccuracy = field(m_evalColumns, values, "val_accuracy");
-        if (metric.step >= 0) onEval(metric, false);
-    }
+    for (const StepMetric& metric : m_csv.pollSteps()) onStep(metric, false);
+    for (const EvalMetric& metric : m_csv.pollEvals()) onEval(metric, false);
 }
 
 void SlurmRun::onStep(const StepMetric& metric, bool overSocket)
@@ -509,7 +520,8 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     } else {
         log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
                 .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
-                .arg(m_followCsv ? QStringLiteral("from metrics.csv") : QStringLiteral("over the socket")));
+                .arg(m_followCsv ? QStringLiteral("from metrics.csv")
+                                 : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)") : QStringLiteral("over ") + m_liveTransport));
     }
     setState(state);
     Q_EMIT finished(state);
@@ -517,50 +529,14 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
 
 void SlurmRun::judgeFailure(const SlurmJobStatus& status)
 {
-    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
-    const bool anyExitCode = std::any_of(failures.cbegin(), failures.cend(), [](const TaskFailure& f) { return f.exitCode != 0; });
-    for (const TaskFailure& failure : failures) {
-        if (failure.task < 0 || failure.task >= static_cast<int>(m_lastLines.size())) continue;
-        RankEnd end;
-        end.exitCode = failure.exitCode;
-        end.exitSignal = failure.exitSignal;
-        end.trainerExitCodes = !m_job.isScript();
-        const QStringList& lines = m_lastLines[static_cast<std::size_t>(failure.task)];
-        // srun's --kill-on-bad-exit kills the others once one task exits non-zero: those are consequences.
-        const FailurePriority priority = failure.exitSignal != 0 && anyExitCode
-                                             ? FailurePriority::PeerCollateral
-                                             : priorityOf(end, lines.mid(std::max<qsizetype>(0, lines.size() - 3)));
-        m_verdict.consider(failure.task, QStringLiteral("%1 on %2").arg(describeEnd(end), failure.host), priority, end,
-                           reportableLines(lines, kTailLinesInReport));
-    }
-    if (m_verdict.failed()) return;
-    RootCause cause;
-    switch (status.state) {
-    case SlurmJobState::Timeout:
-        cause.reason = QStringLiteral("Slurm ended job %1 at its time limit (TIMEOUT): ask for more time with --time").arg(m_jobId);
-        break;
-    case SlurmJobState::Cancelled:
-        cause.reason = QStringLiteral("Slurm job %1 was cancelled outside Ringmaster (scancel, or an administrator)").arg(m_jobId);
-        break;
-    case SlurmJobState::NodeFail:
-        cause.reason = QStringLiteral("a node of Slurm job %1 failed (NODE_FAIL)").arg(m_jobId);
-        break;
-    case SlurmJobState::OutOfMemory:
-        cause.reason = QStringLiteral("Slurm ended job %1 for using more memory than it asked for (OUT_OF_MEMORY): "
-                                      "ask for more with --slurm-arg=--mem=SIZE").arg(m_jobId);
-        break;
-    case SlurmJobState::Gone:
-        cause.reason = QStringLiteral("Slurm no longer knows job %1 (it ended without a record Ringmaster could read)").arg(m_jobId);
-        break;
-    default:
-        cause.reason = QStringLiteral("Slurm job %1 ended as %2%3: see %4")
-                           .arg(m_jobId, status.stateText,
-                                status.exitCode > 0 ? QStringLiteral(" (batch script exit code %1)").arg(status.exitCode) : QString(),
-                                m_batchLog.path());
-        cause.lastLines = reportableLines(m_batchLines, kTailLinesInReport);
-        break;
-    }
-    m_verdict.setRootCause(cause);
+    SlurmEnd end;
+    end.status = status;
+    end.jobId = m_jobId;
+    end.batchLogPath = m_batchLog.path();
+    end.batchLines = m_batchLines;
+    end.rankLines = &m_lastLines;
+    end.script = m_job.isScript();
+    judgeSlurmFailure(end, &m_verdict);
 }
 
 void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmClient&)> call)

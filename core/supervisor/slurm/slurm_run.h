@@ -5,11 +5,13 @@
 // blocks) and records the job id in job.json ("launch.slurm.job_id") and RUN_DIR/slurm/job-id. Then it
 // follows the job, polling only:
 //   - the queue state (squeue, else scontrol show job): pending with Slurm's reason, running, done;
-//   - live metrics from rank 0 over this host's metric socket when rank 0 runs here (the socket path and
-//     token reach the tasks through sbatch's exported environment, never through the readable script);
-//     when no frame arrives over the socket, rank 0's metrics.csv and eval.csv in the shared run
-//     directory instead (the log says which path is in use). Both paths pass one step gate, so a step
-//     is shown once whichever arrives first;
+//   - live metrics from rank 0 over this host's metric socket when rank 0 runs here, else over a TCP
+//     endpoint the supervisor opens for the run on the address the compute nodes reach
+//     (reachable_address.h; the socket path, endpoint and token reach the tasks through sbatch's
+//     exported environment, never through the readable script); when nothing arrives over either,
+//     rank 0's metrics.csv and eval.csv in the shared run directory instead. "launch.slurm.metrics"
+//     narrows this to TCP or to the files. The log says which path is in use. Every path passes one
+//     step gate, so a step is shown once whichever arrives first;
 //   - each task's log (RUN_DIR/logs/rank-N.log, written by srun), shown live and kept for the failure
 //     report; a script's rank-0 lines are read for scalars as a local run's output is;
 //   - the batch script's own output (RUN_DIR/slurm/batch-<id>.log), where srun names a task that failed
@@ -18,8 +20,7 @@
 // cancels the job after the grace period; Kill cancels it now; a job still pending is simply cancelled.
 // The run concludes only when Slurm says the job is over, so nothing is left in the queue. Destroying
 // a SlurmRun (the launcher or the GUI exits) leaves the job running: attach() follows it again from its
-// run directory, from the files alone. Without a TCP endpoint yet, a rank 0 on another node is
-// followed through metrics.csv.
+// run directory, from the files alone (the endpoint died with its supervisor).
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -35,6 +36,8 @@
 #include "../run_directory.h"
 #include "../scalar_recorder.h"
 #include "file_tail.h"
+#include "metrics_csv_follower.h"
+#include "reachable_address.h"
 #include "slurm_client.h"
 
 namespace ringmaster::supervisor {
@@ -51,8 +54,8 @@ class SlurmRun : public RunBackend
 public:
     static constexpr int kPollIntervalMs = 1000;     // squeue / scontrol
     static constexpr int kFollowIntervalMs = 250;    // logs and CSV files
-    // Rank 0 sends a heartbeat every second over the socket: this long without one while the job runs
-    // means it cannot reach this host's socket, and metrics.csv is followed instead.
+    // Rank 0 sends a heartbeat every second over the socket or TCP: this long without one while the job
+    // runs means it cannot reach this host (or its connection died), and metrics.csv is followed too.
     static constexpr int kSocketSilenceMs = 10000;
 
     explicit SlurmRun(QObject* parent = nullptr);
@@ -89,6 +92,8 @@ public:
 
 private:
     void begin();
+    void onAddressResolved();
+    void submit();
     void onSubmitted();
     void poll();
     void onPolled();
@@ -118,7 +123,9 @@ private:
     ScalarRecorder m_scalarRecorder;
     MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}};
     std::unique_ptr<TensorBoardFollower> m_tensorboard;
+    QFutureWatcher<ReachableAddress> m_resolving;
     QFutureWatcher<SlurmSubmission> m_submitting;
+    QString m_batchScript;
     QFutureWatcher<SlurmJobStatus> m_polling;
     QTimer m_pollTimer;
     QTimer m_followTimer;
@@ -128,12 +135,10 @@ private:
     std::vector<QStringList> m_lastLines;   // per rank, the last kKeptLines lines
     FileTail m_batchLog;
     QStringList m_batchLines;               // the batch script's output so far (bounded)
-    FileTail m_metricsCsv;
-    FileTail m_evalCsv;
-    QStringList m_metricsColumns, m_evalColumns;
+    MetricsCsvFollower m_csv;
     bool m_followCsv = false;
-    bool m_socketUsed = false;
-    QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket (or since running)
+    QString m_liveTransport;                // how rank 0 connected ("this host's socket", "TCP from ..."), or empty
+    QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket or TCP (or since running)
     qint64 m_lastStep = -1;                 // the step gate (socket and CSV)
     qint64 m_lastEvalStep = -1;
     qint64 m_rank0Pid = 0;

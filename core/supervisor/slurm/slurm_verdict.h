@@ -1,0 +1,34 @@
+#pragma once
+// Why a Slurm run failed, in the words a local failure uses: the rank srun names in the batch script's
+// output (task_failures.h) with its exit code or signal, the host, and its last log lines, ranked as
+// the local supervisor ranks rank ends (failure_verdict.h: a task srun killed because another exited
+// non-zero is collateral, not the cause). When no task is named, Slurm's own end of the job is the
+// cause (time limit, cancelled outside Ringmaster, node failure, out of memory, or the batch script's
+// exit code with its last lines), each with what to do about it.
+
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+#include "../failure_verdict.h"
+#include "slurm_client.h"
+
+namespace ringmaster::supervisor {
+
+inline constexpr int kSlurmTailLinesInReport = 8;
+
+struct SlurmEnd
+{
+    SlurmJobStatus status;
+    QString jobId;
+    QString batchLogPath;
+    QStringList batchLines;                              // the batch script's output
+    const std::vector<QStringList>* rankLines = nullptr; // per rank, its last log lines
+    bool script = false;                                 // a user's script (exit codes are not the trainer's)
+};
+
+// Records the root cause in *verdict (which may already hold one from the ranks' own reports).
+void judgeSlurmFailure(const SlurmEnd& end, FailureVerdict* verdict);
+
+} // namespace ringmaster::supervisor
