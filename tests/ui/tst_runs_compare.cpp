@@ -185,6 +185,14 @@ private Q_SLOTS:
         QCOMPARE(table->cellText(QStringLiteral("trainer.lr"), slowColumn), QStringLiteral("0.01"));
         QCOMPARE(table->cellText(QStringLiteral("trainer.lr"), fastColumn), QStringLiteral("0.02"));
         QCOMPARE(table->table()->horizontalHeaderItem(slowColumn)->text(), kSlowName);
+        if (const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            tabs->setCurrentWidget(table);
+            panel.resize(1100, 700);
+            panel.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&panel));
+            QVERIFY(panel.grab().save(dir + QStringLiteral("/hyperparameters.png")));
+            panel.hide();
+        }
         table->onlyDifferencesBox()->click();
         QVERIFY(table->keys().contains(QStringLiteral("trainer.model")));
         QVERIFY(table->keys().contains(QStringLiteral("launch.nproc")));
