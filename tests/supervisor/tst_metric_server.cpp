@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QHostAddress>
 #include <QLocalSocket>
+#include <QStandardPaths>
 #include <QTcpSocket>
 #include <QProcess>
 #include <QSignalSpy>
@@ -355,6 +356,42 @@ s.recv(1)
         QCOMPARE(batch.values.at(1).name, QStringLiteral("val/acc"));
         QCOMPARE(batch.values.at(1).value, 0.25);
         QCOMPARE(server.rejectedConnections(), 0);
+    }
+
+    // Another local user cannot even reach the socket: it lies in a 0700 directory of this user, so the
+    // kernel refuses the connect before any token is read. Needs root (to create and become the user).
+    void anotherLocalUserCannotReachTheSocket()
+    {
+        if (::geteuid() != 0) QSKIP("needs root: creates a second local user and connects as that user");
+        const QString useradd = QStandardPaths::findExecutable(QStringLiteral("useradd"), {QStringLiteral("/usr/sbin"), QStringLiteral("/sbin")});
+        const QString runuser = QStandardPaths::findExecutable(QStringLiteral("runuser"), {QStringLiteral("/usr/sbin"), QStringLiteral("/sbin")});
+        if (useradd.isEmpty() || runuser.isEmpty()) QSKIP("useradd or runuser missing (Debian's passwd and util-linux have them)");
+        const QString user = QStringLiteral("rm-intruder");
+        if (QProcess::execute(QStringLiteral("id"), {QStringLiteral("-u"), user}) != 0) {
+            QCOMPARE(QProcess::execute(useradd, {QStringLiteral("--system"), QStringLiteral("--no-create-home"), user}), 0);
+        }
+        MetricServer server;
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        const QString probe = QStringLiteral(
+            "import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            "try:\n"
+            "    s.connect(sys.argv[1])\n"
+            "    print('connected')\n"
+            "except PermissionError:\n"
+            "    print('refused: permission')\n"
+            "except OSError as e:\n"
+            "    print('refused:', e)\n");
+        QProcess intruder;
+        intruder.start(runuser, {QStringLiteral("-u"), user, QStringLiteral("--"), QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"), probe,
+                                 server.socketPath()});
+        QVERIFY(intruder.waitForFinished(30000));
+        QCOMPARE(QString::fromUtf8(intruder.readAllStandardOutput()).trimmed(), QStringLiteral("refused: permission"));
+        // The same probe as this user connects: the refusal was the permission, not a wrong path.
+        QProcess owner;
+        owner.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), probe, server.socketPath()});
+        QVERIFY(owner.waitForFinished(30000));
+        QCOMPARE(QString::fromUtf8(owner.readAllStandardOutput()).trimmed(), QStringLiteral("connected"));
     }
 
     void silentConnectionIsDroppedAfterTheHelloDeadline()
