@@ -328,7 +328,10 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
     m_rankTable->update(m_supervisor->ranks());
     setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
     m_runsPanel->setActiveRun(m_supervisor->runDir());   // the new run appears in the Runs tab
-    if (!job.resume.isEmpty()) replayResumedHistory(*m_chart, job.resume);   // the chart continues
+    if (!job.resume.isEmpty()) {   // the charts continue
+        replayResumedHistory(*m_chart, job.resume);
+        replayResumedScalars(*m_scalarChart, job.resume);
+    }
 }
 
 void MainWindow::onStateChanged(supervisor::RunState state)

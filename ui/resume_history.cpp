@@ -2,12 +2,15 @@
 
 #include <QFileInfo>
 
+#include <map>
+
 #include "checkpoint_list.h"
 #include "csv_table.h"
 #include "job_spec.h"
 #include "loss_chart.h"
 #include "run_files.h"
 #include "run_types.h"
+#include "scalar_chart.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -65,6 +68,32 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
     }
     chart.flush();
     return added;
+}
+
+int replayResumedScalars(ScalarChart& chart, const QString& resumeTarget)
+{
+    const qint64 upTo = resumeStepOf(resumeTarget);
+    const QString runDir = supervisor::runDirectoryOf(resumeTarget);
+    if (upTo < 0 || runDir.isEmpty()) return 0;
+    const auto scalars = runs::readCsvTable(runDir + QLatin1Char('/') + QLatin1String(runs::kScalarsFile), QLatin1String(runs::kScalarsFile));
+    const int nameColumn = scalars.column("name");
+    if (nameColumn < 0) return 0;
+    struct Point
+    {
+        double wallTime;
+        double value;
+    };
+    std::map<std::pair<qint64, QString>, Point> last; // (step, name) -> its last row; ordered by step
+    for (const auto& row : scalars.rows) {
+        const qint64 step = integer(scalars, row, "step");
+        if (step < 0 || step > upTo) continue;
+        const QString name = QString::fromUtf8(row.value(nameColumn));
+        if (name.isEmpty()) continue;
+        last[{step, name}] = Point{number(scalars, row, "wall_time"), number(scalars, row, "value")};
+    }
+    for (const auto& [key, point] : last) chart.appendPoint(QString(), key.second, key.first, point.wallTime, point.value);
+    chart.flush();
+    return static_cast<int>(last.size());
 }
 
 } // namespace ringmaster::ui

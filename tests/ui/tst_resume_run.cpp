@@ -1,7 +1,7 @@
 // Resume from a picked checkpoint, in the app with a real 2-rank CPU run: a 12-step run with a checkpoint
 // every 4 steps, then the Runs tab's resumeRequested with the step-4 checkpoint picked in the
 // CheckpointPicker: the run continues in the same directory from step 5 (not 13), metrics.csv counts
-// 1..12 once, the later checkpoints are set aside, and the Training chart holds steps 1..12.
+// 1..12 once, the later checkpoints are set aside, and the Training and All scalars charts hold steps 1..12.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -17,6 +17,7 @@
 #include "gpu_panel.h"
 #include "job_form.h"
 #include "loss_chart.h"
+#include "scalar_chart.h"
 #include "main_window.h"
 #include "run_actions.h"
 #include "run_supervisor.h"
@@ -115,6 +116,8 @@ private Q_SLOTS:
 
         // The chart continues: steps 1..4 from the run's files, 5..12 from the resumed ranks.
         QCOMPARE(window.chart()->lossPointCount(), 12);
+        // So does the All scalars chart: loss at steps 1..4 from scalars.csv (its last row per step), 5..12 live.
+        QCOMPARE(window.scalarChart()->pointCount(QStringLiteral("loss")), 12);
         // The form is not left resuming: the next Start is a new run.
         QVERIFY(window.currentJob().resume.isEmpty());
 
