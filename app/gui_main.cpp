@@ -6,9 +6,12 @@
 
 #include "job_spec.h"
 #include "main_window.h"
+#include "version_text.h"
 
 int main(int argc, char** argv)
 {
+    // Before QApplication: --version needs no display.
+    if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster");
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("ringmaster"));
     QApplication::setOrganizationName(QStringLiteral("Ringmaster"));
@@ -18,6 +21,8 @@ int main(int argc, char** argv)
     parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load (default: the last job)."));
     const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the job at once."));
     parser.addOption(start);
+    // Answered above, before QApplication; here so that --help lists it.
+    parser.addOption(QCommandLineOption(QStringLiteral("version"), QStringLiteral("Print the Ringmaster, Qt and LibTorch versions and exit.")));
     parser.process(app);
 
     ringmaster::ui::MainWindow window;
