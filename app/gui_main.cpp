@@ -2,6 +2,7 @@
 //   ringmaster [JOB.json] [--start]
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QMessageBox>
 
 #include "job_spec.h"
@@ -15,6 +16,9 @@ int main(int argc, char** argv)
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("ringmaster"));
     QApplication::setOrganizationName(QStringLiteral("Ringmaster"));
+    QIcon icon; // the same PNGs as the package's hicolor icons (resources/icon)
+    for (int size : {16, 22, 24, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/%1/ringmaster.png").arg(size));
+    QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Launch and watch data-parallel training runs."));
     parser.addHelpOption();
