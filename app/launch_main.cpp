@@ -7,9 +7,11 @@
 #include "launch_command.h"
 #include "slurm_flags.h"
 #include "test_metric_pattern.h"
+#include "version_text.h"
 
 int main(int argc, char** argv)
 {
+    if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster-launch");
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("ringmaster-launch"));
     using namespace ringmaster::supervisor;

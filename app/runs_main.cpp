@@ -12,9 +12,11 @@
 #include "run_plot.h"
 #include "runs_command.h"
 #include "runs_plot_command.h"
+#include "version_text.h"
 
 int main(int argc, char** argv)
 {
+    if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster-runs");
     const bool plot = argc > 1 && std::strcmp(argv[1], ringmaster::cli::kPlotCommand) == 0;
     std::unique_ptr<QCoreApplication> app;
     if (plot) {

@@ -140,6 +140,7 @@ QString launchUsage()
         "  -- ARGS...              everything after -- is passed to the script unchanged\n"
         "  --test-metric-pattern [--metric-pattern REGEX]... [--json]\n"
         "                          read lines on stdin, print the scalars a script's output would give; no run\n"
+        "  --version               the Ringmaster, Qt and LibTorch versions, and whether CUDA and NCCL are compiled in\n"
         "%1"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"

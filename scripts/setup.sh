@@ -29,6 +29,8 @@ packages=(
   xvfb xauth
   # Tests: the desktop entry is checked with desktop-file-validate.
   desktop-file-utils
+  # The Debian package (scripts/package.sh): manual pages from --help, lintian, AppStream metainfo check.
+  help2man lintian appstream
   # Tests: the data-reader test writes PNG and JPEG images with PIL.
   python3-pil
   # Tests: a one-node Slurm (scripts/slurm-local.sh) for the srun and --slurm tests.
@@ -40,17 +42,14 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-# QCustomPlot's Qt 6 build needs its source package: add a deb-src entry for bookworm main once.
+# QCustomPlot's Qt 6 build needs its source package: a deb-src entry for this release's main, on the
+# mirror the machine already uses (scripts/deb-src-entry.sh derives it from the configured sources).
+# Rewritten when the derived entry changes (e.g. an older set-up's hard-coded mirror).
 src_list=/etc/apt/sources.list.d/ringmaster-deb-src.sources
 need_update=0
-if [ ! -f "$src_list" ]; then
-  "${sudo_cmd[@]}" tee "$src_list" >/dev/null <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+src_entry=$("$here/scripts/deb-src-entry.sh") || exit 1
+if [ ! -f "$src_list" ] || [ "$(cat "$src_list")" != "$src_entry" ]; then
+  printf '%s\n' "$src_entry" | "${sudo_cmd[@]}" tee "$src_list" >/dev/null
   need_update=1
 fi
 

@@ -12,6 +12,7 @@
 
 #include "data/training_data.h"
 #include "errors.h"
+#include "version_info.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -176,7 +177,9 @@ std::string trainerUsage()
            "       --validate-only   check the flags, job file, dataset headers and that --batch-size fits a\n"
            "                         rank's shard (world size from WORLD_SIZE, else SLURM_NTASKS, else 1); print 'ok', exit 0 (or 2)\n"
            "       --probe           as --validate-only, but read the data, run the model on one batch and print one\n"
-           "                         JSON line: format, samples, classes, input shape, parameters, output shape, loss\n";
+           "                         JSON line: format, samples, classes, input shape, parameters, output shape, loss\n"
+           "       --help            this text\n"
+           "       --version         the Ringmaster and LibTorch versions, and whether CUDA and NCCL are compiled in\n";
 }
 
 bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
@@ -186,6 +189,10 @@ bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)
         const std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
             std::cout << trainerUsage();
+            return false;
+        }
+        if (arg == "--version") {
+            std::cout << trainerVersionText();
             return false;
         }
         if (arg == "--job") {

@@ -1,0 +1,59 @@
+"""--version on every program: the first line is "PROGRAM VERSION" (what help2man and users read), then
+the Qt version (not for the trainer, which has no Qt), the LibTorch version and whether CUDA and NCCL are
+compiled in. The Qt programs answer before creating an application, so no display is needed."""
+import os
+import re
+import subprocess
+
+import pytest
+
+VERSION = os.environ["RINGMASTER_PROJECT_VERSION"]
+LIBTORCH = os.environ["RINGMASTER_LIBTORCH_VERSION"]
+WITH_CUDA = os.environ["RINGMASTER_WITH_CUDA"] == "1"
+
+QT_PROGRAMS = {
+    "ringmaster": os.environ["RINGMASTER_GUI"],
+    "ringmaster-launch": os.environ["RINGMASTER_LAUNCH"],
+    "ringmaster-runs": os.environ["RINGMASTER_RUNS"],
+}
+TRAINER = os.environ["RINGMASTER_TRAINER"]
+
+
+def version_lines(binary):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("program", sorted(QT_PROGRAMS))
+def test_qt_program_version(program):
+    lines = version_lines(QT_PROGRAMS[program])
+    assert lines[0] == f"{program} {VERSION}"
+    qt = re.fullmatch(r"Qt (6\.\d+\.\d+) \(built with (6\.\d+\.\d+)\)", lines[1])
+    assert qt, lines[1]
+    assert lines[2].startswith(f"LibTorch {LIBTORCH} (in ringmaster-trainer")
+    cuda = "yes" if WITH_CUDA else "no"
+    assert lines[3].startswith(f"CUDA: {cuda}")
+    assert lines[4].startswith(f"NCCL: {cuda}")
+    assert len(lines) == 5
+
+
+def test_trainer_version():
+    lines = version_lines(TRAINER)
+    assert lines[0] == f"ringmaster-trainer {VERSION}"
+    assert lines[1] == f"LibTorch {LIBTORCH}"
+    cuda = "yes" if WITH_CUDA else "no"
+    assert lines[2].startswith(f"CUDA: {cuda}")
+    assert lines[3].startswith(f"NCCL: {cuda}")
+    assert lines[4] == "Gloo: yes"
+    assert not any(line.startswith("Qt") for line in lines), "the trainer has no Qt"
+
+
+@pytest.mark.parametrize("binary", [TRAINER, *QT_PROGRAMS.values()])
+def test_help_lists_version(binary):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "--version" in result.stdout

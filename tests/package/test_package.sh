@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The Debian package end to end, from the existing build folder (no second build): cpack -G DEB,
+# lintian with no errors and no warnings (overrides are in the package), appstreamcli on the metainfo,
+# `apt-get install ./ringmaster_*.deb`, the installed programs' --version, the helper module imported
+# by Debian's python3, the installed ringmaster-launch running the default job for 30 steps from a
+# folder outside the source tree with a fresh HOME, then `apt-get purge` and nothing of it left.
+# Needs root (it installs under /usr): exits 77 (ctest: skipped) otherwise, or when already installed.
+# Usage: tests/package/test_package.sh BUILD_DIR
+set -euo pipefail
+build=$1
+if [ "$(id -u)" -ne 0 ]; then echo "skipped: installing the package needs root"; exit 77; fi
+if dpkg-query -W -f='${Status}' ringmaster 2>/dev/null | grep -q 'installed'; then
+  echo "skipped: a ringmaster package is already installed on this machine; not replacing it"; exit 77
+fi
+for tool in cpack lintian apt-get appstreamcli; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/setup.sh installs it)"; exit 1; }
+done
+
+work=$(mktemp -d /tmp/ringmaster-package-test.XXXXXX)
+installed=0
+cleanup() {
+  if [ "$installed" -eq 1 ]; then DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ringmaster >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== cpack"
+(cd "$build" && rm -f ringmaster_*.deb ringmaster-dbgsym_*.ddeb && cpack -G DEB > "$work/cpack.log" 2>&1) || { tail -n 30 "$work/cpack.log"; exit 1; }
+deb=$(ls "$build"/ringmaster_*.deb)
+ls "$build"/ringmaster-dbgsym_*.ddeb >/dev/null || { echo "FAIL: no -dbgsym package beside $deb"; exit 1; }
+du -h "$deb" "$build"/ringmaster-dbgsym_*.ddeb
+
+echo "== lintian"
+lintian --fail-on error,warning --tag-display-limit 0 "$deb" | tee "$work/lintian.txt"
+if grep -E '^(E|W): ' "$work/lintian.txt"; then echo "FAIL: lintian errors or warnings above"; exit 1; fi
+
+echo "== contents"
+dpkg-deb -c "$deb" > "$work/contents.txt"
+for path in ./usr/bin/ringmaster ./usr/bin/ringmaster-launch ./usr/bin/ringmaster-runs ./usr/bin/ringmaster-trainer \
+            ./usr/share/man/man1/ringmaster-launch.1.gz ./usr/share/doc/ringmaster/copyright ./usr/share/doc/ringmaster/changelog.gz \
+            ./usr/share/bash-completion/completions/ringmaster-launch ./usr/share/icons/hicolor/scalable/apps/ringmaster.svg \
+            ./usr/share/icons/hicolor/48x48/apps/ringmaster.png ./usr/share/metainfo/org.example.ringmaster.metainfo.xml \
+            ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop; do
+  grep -q " $path\( \|$\)" "$work/contents.txt" || { echo "FAIL: $path is not in the package"; exit 1; }
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libqt6core6 libtorch; do
+  echo "$depends" | grep -q "$lib" || { echo "FAIL: Depends ($depends) lacks $lib"; exit 1; }
+done
+
+echo "== install"
+installed=1
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" > "$work/apt.log" 2>&1 || { tail -n 30 "$work/apt.log"; exit 1; }
+dpkg -L ringmaster > "$work/files.txt"
+appstreamcli validate --no-net /usr/share/metainfo/org.example.ringmaster.metainfo.xml
+
+# A clean environment: a fresh HOME, a folder outside the source and build trees, only /usr/bin on PATH.
+home=$work/home; mkdir -p "$home" "$work/outside"
+run() { (cd "$work/outside" && env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"); }
+for program in ringmaster ringmaster-launch ringmaster-runs ringmaster-trainer; do
+  first=$(run "$program" --version | head -n 1)
+  [ "$first" = "$program $(dpkg-deb -f "$deb" Version)" ] || { echo "FAIL: $program --version says '$first'"; exit 1; }
+done
+run python3 -c 'import ringmaster, sys; assert ringmaster.__file__.startswith("/usr/lib/python3/dist-packages/"), ringmaster.__file__'
+
+echo "== installed ringmaster-launch, 30 steps"
+run ringmaster-launch --quiet --max-steps 30 --out "$work/outside/run" || { echo "FAIL: the installed launcher's run failed"; exit 1; }
+run python3 - "$work/outside/run" <<'PY'
+import json, sys, pathlib
+summary = json.loads((pathlib.Path(sys.argv[1]) / "summary.json").read_text())
+assert summary.get("status") == "completed", summary
+assert summary.get("steps") == 30, summary
+PY
+
+echo "== purge"
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ringmaster > "$work/apt.log" 2>&1 || { tail -n 30 "$work/apt.log"; exit 1; }
+installed=0
+left=0
+while read -r f; do
+  if [ -f "$f" ] || [ -L "$f" ]; then echo "FAIL: $f is left after purge"; left=1; fi
+done < "$work/files.txt"
+leftovers=$(find /usr -path '*ringmaster*' 2>/dev/null | head)
+[ -z "$leftovers" ] || { echo "FAIL: left under /usr after purge: $leftovers"; left=1; }
+[ "$left" -eq 0 ] || exit 1
+echo "package test passed: $deb"
