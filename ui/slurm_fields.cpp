@@ -1,5 +1,6 @@
 #include "slurm_fields.h"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -9,6 +10,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QtConcurrent>
 
 #include "form_widgets.h"
@@ -108,6 +110,7 @@ SlurmFields::SlurmFields(QWidget* parent)
     for (QLineEdit* edit : {m_time, m_account, m_extra}) connect(edit, &QLineEdit::textChanged, this, &SlurmFields::revalidate);
     connect(m_partition, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_filling) m_partitionEdited = true;
+        showNote();
         revalidate();
     });
     connect(m_refresh, &QPushButton::clicked, this, &SlurmFields::refreshPartitions);
@@ -172,10 +175,8 @@ void SlurmFields::refreshPartitions()
         m_listPending = true;   // the answer on its way may be older than what was asked for
         return;
     }
-    m_partitionNote->setText(tr("asking Slurm for its partitions (sinfo)…"));
-    m_partitionNote->setStyleSheet(QLatin1String(kNoteStyle));
-    m_partitionNote->setVisible(true);
     m_listing.setFuture(QtConcurrent::run([commands = m_commands] { return listPartitions(commands); }));
+    showNote();
     revalidate();   // the form is "checking" until the list is in
 }
 
@@ -184,9 +185,7 @@ void SlurmFields::onListed()
     m_listed = m_listing.result();
     m_answered = true;
     fillPartitions();
-    m_partitionNote->setText(m_listed.error);
-    m_partitionNote->setStyleSheet(QLatin1String(kErrorStyle));
-    m_partitionNote->setVisible(!m_listed.error.isEmpty());
+    showNote();
     if (m_listPending) {
         m_listPending = false;
         refreshPartitions();
@@ -212,7 +211,29 @@ void SlurmFields::fillPartitions()
     }
     if (m_partition->count() == 0) m_partition->addItem(tr("the cluster's default"), QString());
     m_partition->setCurrentIndex(std::max(select, 0));
+    // The list opens as wide as its longest entry, even where the panel keeps the box itself narrow.
+    m_partition->view()->setMinimumWidth(m_partition->view()->sizeHintForColumn(0) + 2 * m_partition->view()->frameWidth() +
+                                         m_partition->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
     m_filling = false;
+}
+
+void SlurmFields::showNote()
+{
+    QString text;
+    const char* style = kNoteStyle;
+    if (m_listing.isRunning()) {
+        text = tr("asking Slurm for its partitions (sinfo)…");
+    } else if (!m_listed.error.isEmpty()) {
+        text = m_listed.error;
+        style = kErrorStyle;
+    } else {
+        for (const supervisor::SlurmPartition& p : std::as_const(m_listed.partitions)) {
+            if (p.name == shownPartition()) text = describe(p) + (p.gres.isEmpty() ? QString() : QStringLiteral(" · gres ") + p.gres);
+        }
+    }
+    m_partitionNote->setText(text);
+    m_partitionNote->setStyleSheet(QLatin1String(style));
+    m_partitionNote->setVisible(!text.isEmpty());
 }
 
 QString SlurmFields::shownPartition() const

@@ -60,6 +60,7 @@ public:
 
     QComboBox* partitionBox() const { return m_partition; }
     QPushButton* refreshButton() const { return m_refresh; }
+    // "asking Slurm…", sinfo's failure (in red), or the chosen partition described in full.
     QLabel* partitionNote() const { return m_partitionNote; }
     QSpinBox* nodesBox() const { return m_nodes; }
     QSpinBox* tasksBox() const { return m_tasks; }
@@ -78,6 +79,8 @@ Q_SIGNALS:
 private:
     void onListed();
     void fillPartitions();
+    // Under the list: "asking…", why the list could not be had, or the chosen partition in full.
+    void showNote();
     QString shownPartition() const;
     QStringList extraArguments() const;
     QString timeProblem() const;

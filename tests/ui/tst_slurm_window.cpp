@@ -7,6 +7,7 @@
 // job started from the form, its steps in the chart while Slurm runs it, then Stop with a final checkpoint;
 // and a job submitted by ringmaster-launch (killed afterwards) followed from the Runs tab, then stopped.
 // With RINGMASTER_SCREENSHOT_DIR set, it saves slurm-form.png (the form with "Slurm cluster" chosen).
+#include <QAbstractItemView>
 #include <QAction>
 #include <QComboBox>
 #include <QDir>
@@ -16,6 +17,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -49,10 +51,21 @@ constexpr int kStubAnswerMs = 20000;
 constexpr int kSlurmPlace = 1;
 constexpr char kRealEntry[] = "ui.tst_slurm_window.real";
 
-void screenshot(QWidget& window, const char* name)
+// The window with BOX's list open over it (a popup is a window of its own, which grab() leaves out).
+void screenshotWithList(QWidget& window, QComboBox* box, const char* name)
 {
     const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
-    if (!dir.isEmpty()) window.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
+    if (dir.isEmpty()) return;
+    box->showPopup();
+    QTest::qWait(300);
+    QPixmap shot = window.grab();
+    QWidget* popup = box->view()->window();
+    {
+        QPainter painter(&shot);
+        painter.drawPixmap(window.mapFromGlobal(popup->mapToGlobal(QPoint(0, 0))), popup->grab());
+    }
+    box->hidePopup();
+    shot.save(dir + QLatin1Char('/') + QLatin1String(name));
 }
 
 bool refreshAndWait(RunsPanel& panel)
@@ -146,8 +159,8 @@ private Q_SLOTS:
         window.jobForm()->slurmFields()->timeEdit()->setText(QStringLiteral("0-02:00:00"));
         QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
         QVERIFY(window.startAction()->toolTip().contains(QStringLiteral("Slurm")));
-        QTest::qWait(100);
-        screenshot(window, "slurm-form.png");
+        QTRY_VERIFY_WITH_TIMEOUT(!window.jobForm()->isProbing(), kCheckTimeoutMs);
+        screenshotWithList(window, window.jobForm()->slurmFields()->partitionBox(), "slurm-form.png");
         window.jobForm()->whereBox()->setCurrentIndex(0);
         QVERIFY(window.gpuPanel()->isEnabled());
     }
