@@ -16,11 +16,12 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-
+#include "form_widgets.h"
 #include "input_pickers.h"
 #include "job_options.h"
 #include "preflight.h"
 #include "script_fields.h"
+#include "slurm_fields.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -40,35 +41,10 @@ const char* const kWarningStyle = "color: #8a5300;";
 const char* const kErrorStyle = "color: #b00020;";
 // The kinds of job the form describes, in the order of its "Runs" box.
 enum JobKind { kBuiltInTrainer = 0, kUserScript = 1 };
+// Where the job runs, in the order of its "Where" box.
+enum JobPlace { kThisMachine = 0, kSlurmCluster = 1 };
 // The heartbeat box's 0: a script's hang detection is off (it prints nothing regularly by contract).
 constexpr double kHangDetectionOff = 0.0;
-
-QSpinBox* spin(QWidget* parent, int min, int max, int value, const QString& tip)
-{
-    auto* box = new QSpinBox(parent);
-    box->setRange(min, max);
-    box->setValue(value);
-    box->setToolTip(tip);
-    return box;
-}
-
-QDoubleSpinBox* doubleSpin(QWidget* parent, double min, double max, double value, int decimals, const QString& tip)
-{
-    auto* box = new QDoubleSpinBox(parent);
-    box->setRange(min, max);
-    box->setDecimals(decimals);
-    box->setValue(value);
-    box->setToolTip(tip);
-    return box;
-}
-
-QComboBox* combo(QWidget* parent, const QStringList& items, const QString& tip)
-{
-    auto* box = new QComboBox(parent);
-    box->addItems(items);
-    box->setToolTip(tip);
-    return box;
-}
 
 } // namespace
 
@@ -78,6 +54,10 @@ JobForm::JobForm(QWidget* parent)
     m_kind = combo(this, {tr("Built-in trainer"), tr("Your script")},
                    tr("Built-in trainer: ringmaster-trainer with the model and data below. Your script: your own "
                       "torchrun-style Python training script, run unchanged on every rank"));
+    m_where = combo(this, {tr("This machine"), tr("Slurm cluster")},
+                    tr("This machine: the ranks run here, on the GPUs or CPU ranks picked above. Slurm cluster: the job is "
+                       "submitted to Slurm as one batch job, on the nodes and GPUs Slurm allocates"));
+    m_slurm = new SlurmFields(this);
     m_script = new ScriptFields(this);
     m_model = new ModelBox(this);
     m_data = combo(this, {QStringLiteral("fashion-mnist"), QStringLiteral("synthetic")},
@@ -140,36 +120,21 @@ JobForm::JobForm(QWidget* parent)
     m_heartbeat->setSuffix(tr(" s"));
     m_heartbeat->setSpecialValueText(tr("off"));
 
-    auto row = [this](QWidget* a, QWidget* b) {
-        auto* box = new QWidget(this);
-        auto* layout = new QHBoxLayout(box);
-        layout->setContentsMargins(0, 0, 0, 0);
-        layout->addWidget(a, 1);
-        layout->addWidget(b);
-        return box;
-    };
-    // Long rows put the field under its label rather than widening the panel.
-    auto form = [](QWidget* box) {
-        auto* layout = new QFormLayout(box);
-        layout->setRowWrapPolicy(QFormLayout::WrapLongRows);
-        layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        return layout;
-    };
     auto* model = new QGroupBox(tr("Model and data"), this);
-    auto* modelForm = form(model);
+    auto* modelForm = wrappingForm(model);
     modelForm->addRow(tr("Model"), m_model);
     modelForm->addRow(QString(), m_modelNote);
-    modelForm->addRow(tr("Training data"), row(m_data, browse));
+    modelForm->addRow(tr("Training data"), fieldRow(this, m_data, browse));
     modelForm->addRow(QString(), m_dataNote);
     modelForm->addRow(tr("Validation"), m_validation);
     modelForm->addRow(tr("Label column"), m_labelColumn);
     modelForm->addRow(tr("Image size"), m_imageSize);
     modelForm->addRow(tr("Loss"), m_loss);
     auto* schedule = new QGroupBox(tr("Training"), this);
-    auto* scheduleForm = form(schedule);
+    auto* scheduleForm = wrappingForm(schedule);
     scheduleForm->addRow(tr("Epochs"), m_epochs);
     scheduleForm->addRow(tr("Max steps"), m_maxSteps);
-    scheduleForm->addRow(tr("Batch per rank"), row(m_batch, m_globalBatch));
+    scheduleForm->addRow(tr("Batch per rank"), fieldRow(this, m_batch, m_globalBatch));
     scheduleForm->addRow(tr("Learning rate"), m_lr);
     scheduleForm->addRow(tr("Optimizer"), m_optimizer);
     scheduleForm->addRow(tr("Momentum"), m_momentum);
@@ -178,11 +143,11 @@ JobForm::JobForm(QWidget* parent)
     scheduleForm->addRow(tr("Warm-up steps"), m_warmup);
     scheduleForm->addRow(tr("Seed"), m_seed);
     auto* outputs = new QGroupBox(tr("Evaluation, checkpoints, output"), this);
-    auto* outputForm = form(outputs);
+    auto* outputForm = wrappingForm(outputs);
     outputForm->addRow(tr("Eval every (epochs)"), m_evalEvery);
     outputForm->addRow(tr("Checkpoint every (steps)"), m_checkpointEvery);
     outputForm->addRow(tr("Keep checkpoints"), m_keepCheckpoints);
-    outputForm->addRow(tr("Output folder"), row(m_output, browseOut));
+    outputForm->addRow(tr("Output folder"), fieldRow(this, m_output, browseOut));
     outputForm->addRow(tr("Max restarts"), m_maxRestarts);
     outputForm->addRow(tr("Heartbeat timeout"), m_heartbeat);
     m_outputForm = outputForm;
@@ -192,6 +157,7 @@ JobForm::JobForm(QWidget* parent)
     auto* kindForm = new QFormLayout(kindRow);
     kindForm->setContentsMargins(0, 0, 0, 0);
     kindForm->addRow(tr("Runs"), m_kind);
+    kindForm->addRow(tr("Where"), m_where);
     m_problemLabel = new QLabel(this);
     m_problemLabel->setWordWrap(true);
     m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020;"));
@@ -199,6 +165,7 @@ JobForm::JobForm(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(kindRow);
+    layout->addWidget(m_slurm);
     layout->addWidget(m_script);
     layout->addWidget(model);
     layout->addWidget(schedule);
@@ -215,6 +182,12 @@ JobForm::JobForm(QWidget* parent)
     connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
     connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
     connect(m_script, &ScriptFields::changed, this, &JobForm::revalidate);
+    connect(m_slurm, &SlurmFields::changed, this, &JobForm::revalidate);
+    connect(m_where, &QComboBox::currentIndexChanged, this, [this] {
+        showWhere();
+        revalidate();
+        Q_EMIT placeChanged(isSlurm());
+    });
     connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
         // Each kind's own default hang detection: off for a script (it need not print regularly), on for the trainer.
         m_heartbeat->setValue(isScript() ? kHangDetectionOff : std::max(m_heartbeat->value(), supervisor::kDefaultHeartbeatTimeoutSec));
@@ -250,7 +223,26 @@ JobForm::JobForm(QWidget* parent)
 
 bool JobForm::isChecking() const
 {
-    return m_outputPending || (isScript() && m_script->isChecking());
+    return m_outputPending || (isScript() && m_script->isChecking()) || (isSlurm() && m_slurm->isListing());
+}
+
+bool JobForm::isSlurm() const
+{
+    return m_where->currentIndex() == kSlurmCluster;
+}
+
+int JobForm::worldSize() const
+{
+    return isSlurm() ? m_slurm->worldSize() : m_worldSize;
+}
+
+void JobForm::showWhere()
+{
+    const bool slurm = isSlurm();
+    m_slurm->setVisible(slurm);
+    m_slurm->setActive(slurm);
+    setApplies(m_maxRestarts, !slurm, tr("Not used under Slurm: Ringmaster does not restart a Slurm job"));
+    setApplies(m_heartbeat, !slurm, tr("Not used under Slurm: the job is followed through Slurm's queue and its tasks' logs"));
 }
 
 bool JobForm::isScript() const
@@ -276,11 +268,6 @@ void JobForm::setWorldSize(int ranks)
 {
     m_worldSize = ranks;
     revalidate();
-}
-
-void JobForm::mark(QWidget* widget, bool bad)
-{
-    widget->setStyleSheet(bad ? QStringLiteral("border: 2px solid #d62728; border-radius: 3px;") : QString());
 }
 
 void JobForm::scheduleOutputCheck()
@@ -326,11 +313,11 @@ QString JobForm::datasetProblem(const QString& data, bool* dataAtFault)
         if (*dataAtFault) return tr("Dataset: %1.").arg(m_size.error);
         samples = m_size.samples;
     }
-    if (m_worldSize < 1 || m_batch->value() < 1) return {};
-    const qint64 shard = shardSize(samples, m_worldSize, boolOption(m_base.trainer, "drop_last"));
+    if (worldSize() < 1 || m_batch->value() < 1) return {};
+    const qint64 shard = shardSize(samples, worldSize(), boolOption(m_base.trainer, "drop_last"));
     if (m_batch->value() <= shard) return {};
     return tr("Batch per rank %1 is larger than each rank's shard of %2 samples (%3 training samples over %4 ranks): "
-              "use at most %2.").arg(m_batch->value()).arg(shard).arg(samples).arg(m_worldSize);
+              "use at most %2.").arg(m_batch->value()).arg(shard).arg(samples).arg(worldSize());
 }
 
 void JobForm::revalidate()
@@ -343,7 +330,7 @@ void JobForm::revalidate()
     const bool badLr = !lrOk || !(lr > 0);
     if (badLr) problems << tr("Learning rate must be a number above 0 (e.g. 0.01 or 3e-4).");
     mark(m_lr, badLr);
-    if (m_worldSize < 1) problems << tr("No ranks: select at least one GPU, or set CPU ranks to 1 or more.");
+    if (worldSize() < 1) problems << tr("No ranks: select at least one GPU, or set CPU ranks to 1 or more.");
     const QString output = m_output->text().trimmed();
     QString outputProblem;
     if (output.isEmpty()) outputProblem = tr("Choose an output folder.");
@@ -354,6 +341,7 @@ void JobForm::revalidate()
     const bool badHeartbeat = !isScript() && m_heartbeat->value() <= kHangDetectionOff;
     if (badHeartbeat) problems << tr("Heartbeat timeout must be above 0 s for the built-in trainer (off is for scripts).");
     mark(m_heartbeat, badHeartbeat);
+    if (isSlurm()) problems << m_slurm->problems();
     if (isScript()) {
         problems << m_script->problems();
         requestProbe(false); // the trainer's probe describes the trainer's model and data only
@@ -409,8 +397,8 @@ void JobForm::revalidate()
     mark(m_imageSize, badImageSize);
     mark(m_batch, badBatch);
     m_momentum->setEnabled(m_optimizer->currentText() == QLatin1String("sgd"));
-    m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(qint64(m_batch->value()) * std::max(m_worldSize, 0))
-                               .arg(m_batch->value()).arg(m_worldSize));
+    m_globalBatch->setText(tr("global %1 (%2 × %3 ranks)").arg(qint64(m_batch->value()) * std::max(worldSize(), 0))
+                               .arg(m_batch->value()).arg(worldSize()));
     finishValidation(problems);
 }
 
@@ -520,8 +508,11 @@ void JobForm::setJob(const supervisor::JobSpec& job)
     m_maxRestarts->setValue(job.maxRestarts);
     m_heartbeat->setValue(job.isScript() && !job.heartbeatTimeoutGiven ? kHangDetectionOff : job.heartbeatTimeoutSec);
     m_script->setJob(job);
+    m_slurm->setJob(job);
     m_kind->setCurrentIndex(job.isScript() ? kUserScript : kBuiltInTrainer);
+    m_where->setCurrentIndex(job.slurm.enabled ? kSlurmCluster : kThisMachine);
     showKind();
+    showWhere();
     // What the widgets show now (after their ranges and decimals) stands for the loaded values.
     m_loadedValues = shownValues();
     m_sizeFor.clear(); // synthetic_samples may differ
@@ -566,6 +557,8 @@ supervisor::JobSpec JobForm::job(const QString& device, int cpuRanks, const QLis
     job.device = device;
     job.gpus = gpus;
     job.nproc = device == QLatin1String("cuda") ? static_cast<int>(gpus.size()) : cpuRanks;
+    if (isSlurm()) m_slurm->apply(&job);   // the allocation decides: not this machine's GPUs
+    else job.slurm = {};
     const QList<QJsonValue> values = shownValues();
     if (isScript()) {
         m_script->apply(&job);

@@ -1,6 +1,8 @@
 #pragma once
-// The job form: what runs (the built-in trainer, or the user's own script: ScriptFields), then for the
-// trainer model, data, schedule, optimizer, evaluation and checkpoints, and for both output and restart policy.
+// The job form: what runs (the built-in trainer, or the user's own script: ScriptFields) and where (this
+// machine, or a Slurm cluster: SlurmFields, under which this machine's GPU selection and the local-only
+// settings, restarts and hang detection, do not apply), then for the trainer model, data, schedule,
+// optimizer, evaluation and checkpoints, and for both output and restart policy.
 // Every field has a tooltip; an invalid value is outlined and its reason listed under the form, and
 // validityChanged() tells the window to keep Start disabled until the form is valid.
 // The form edits a job rather than replacing it: the loaded JobSpec is the base, and only the fields
@@ -34,6 +36,7 @@ namespace ringmaster::ui {
 
 class ModelBox;
 class ScriptFields;
+class SlurmFields;
 class ValidationField;
 
 class JobForm : public QWidget
@@ -45,16 +48,20 @@ public:
 
     // Fills the fields from a job (the GPU/CPU selection is the GPU panel's).
     void setJob(const supervisor::JobSpec& job);
-    // The job the fields describe, with the given rank layout.
+    // The job the fields describe, with the given rank layout (ignored under Slurm: SlurmFields::apply).
     supervisor::JobSpec job(const QString& device, int cpuRanks, const QList<int>& gpus) const;
-    // The world size, for the global batch and the "no ranks" check.
+    // The world size of this machine's ranks, for the global batch and the "no ranks" check.
     void setWorldSize(int ranks);
+    // The job's ranks: the GPU panel's, or under Slurm nodes x tasks per node.
+    int worldSize() const;
 
     // Valid: no problem listed and no output-folder check pending for the current text.
     bool isValid() const { return m_problems.isEmpty() && !isChecking(); }
     // The output folder's or the script interpreter's check is pending.
     bool isChecking() const;
     bool isScript() const;
+    // "Where" is "Slurm cluster".
+    bool isSlurm() const;
     // A probe is waiting for its debounce or running ("checking…" under the rows).
     bool isProbing() const { return m_probePending; }
     ProbeOutcome probeOutcome() const { return m_probeOutcome; }
@@ -62,6 +69,8 @@ public:
 
     // Widgets by role, for the tests and for focus handling.
     QComboBox* kindBox() const { return m_kind; }
+    QComboBox* whereBox() const { return m_where; }
+    SlurmFields* slurmFields() const { return m_slurm; }
     ScriptFields* scriptFields() const { return m_script; }
     QDoubleSpinBox* heartbeatBox() const { return m_heartbeat; }
     QSpinBox* batchSizeBox() const { return m_batch; }
@@ -82,6 +91,8 @@ public:
 Q_SIGNALS:
     // Also when an output-folder check starts or ends (isChecking()).
     void validityChanged(bool valid, const QStringList& problems);
+    // "Where" changed: under Slurm this machine's GPU selection does not decide the job's GPUs.
+    void placeChanged(bool slurm);
 
 private:
     // A field the form shows: a trainer flag (by name) or a launch setting.
@@ -94,7 +105,7 @@ private:
     void revalidate();
     void finishValidation(const QStringList& problems);
     void showKind();
-    void mark(QWidget* widget, bool bad);
+    void showWhere();
     QList<QJsonValue> shownValues() const;
     QJsonValue valueOf(const QWidget* widget) const;
     void scheduleOutputCheck();
@@ -107,6 +118,8 @@ private:
     void showProbe();
 
     QComboBox* m_kind;
+    QComboBox* m_where;
+    SlurmFields* m_slurm;
     ScriptFields* m_script;
     QWidget* m_trainerModel;             // the trainer's groups, hidden for a script
     QWidget* m_trainerSchedule;

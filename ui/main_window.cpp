@@ -76,6 +76,12 @@ MainWindow::MainWindow(QWidget* parent)
     auto* leftLayout = new QVBoxLayout(left);
     auto* gpuTitle = new QLabel(tr("<b>Devices</b>"), left);
     leftLayout->addWidget(gpuTitle);
+    m_devicesNote = new QLabel(tr("Not used under Slurm: the job runs on the nodes and GPUs Slurm allocates "
+                                  "(the Slurm cluster fields below)."), left);
+    m_devicesNote->setWordWrap(true);
+    m_devicesNote->setStyleSheet(QStringLiteral("color: #455a64;"));
+    m_devicesNote->setVisible(false);
+    leftLayout->addWidget(m_devicesNote);
     leftLayout->addWidget(m_gpuPanel);
     leftLayout->addWidget(m_jobForm, 1);
     auto* scroll = new QScrollArea(this);
@@ -131,6 +137,8 @@ MainWindow::MainWindow(QWidget* parent)
         m_jobForm->setWorldSize(m_gpuPanel->worldSize());
         updateActions();
     });
+    // Under Slurm the allocation decides the GPUs: this machine's panel does not apply.
+    connect(m_jobForm, &JobForm::placeChanged, this, &MainWindow::updateActions);
     connect(m_jobForm, &JobForm::validityChanged, this, [this] {
         updateActions();
         if (m_startWhenFormChecked && !m_jobForm->isChecking()) {
@@ -150,6 +158,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_runsPanel->setOutputRootProvider([this] { return currentJob().outputRoot; });
     connect(m_runsPanel->actions(), &RunActions::resumeRequested, this, &MainWindow::resumeRun);
     connect(m_runsPanel->actions(), &RunActions::newJobRequested, this, &MainWindow::newJobFromRun);
+    m_runsPanel->setFollowHandler([this](const QString& runDir) { return attachRun(runDir); });
 
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
@@ -165,7 +174,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_supervisor, &supervisor::RunSupervisor::finished, this, &MainWindow::onFinished);
     m_rankRefresh.setInterval(kRankRefreshMs);
-    connect(&m_rankRefresh, &QTimer::timeout, this, [this] { m_rankTable->update(m_supervisor->ranks()); });
+    connect(&m_rankRefresh, &QTimer::timeout, this, [this] {
+        m_rankTable->update(m_supervisor->ranks());
+        if (m_supervisor->queueState() != m_shownQueueState) showState();   // Slurm's word on a queued or running job
+    });
     connect(&m_preflight, &QFutureWatcher<supervisor::PreflightResult>::finished, this, &MainWindow::onPreflightDone);
     onStateChanged(supervisor::RunState::Idle);
 }
@@ -275,6 +287,7 @@ bool MainWindow::newJobFromRun(const QString& runDir)
         job.masterPort = 0;
         job.trainerPath.clear();
         job.resume.clear();
+        job.slurm.jobId.clear();   // a new submission gets its own
         loadJob(job);
     } catch (const supervisor::JobError& e) {
         showBanner(tr("<b>Not loaded:</b> %1").arg(e.message().toHtmlEscaped()), true);
@@ -306,13 +319,56 @@ void MainWindow::onPreflightDone()
     launch(m_preflightJob, m_preflight.result());
 }
 
-void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked)
+void MainWindow::clearRunView(const supervisor::JobSpec& job)
 {
     m_chart->clear();
     m_scalarChart->clear();
     m_logPanel->reset(job.worldSize());
     // A script has no built-in trainer metrics: its values are all in "All scalars".
     if (job.isScript()) m_tabs->setCurrentWidget(m_scalarChart);
+}
+
+void MainWindow::followRun(const supervisor::JobSpec& job)
+{
+    m_progress->setValue(0);
+    m_progress->setVisible(!job.isScript()); // a script's total steps are unknown
+    m_speedLabel->clear();
+    m_rankRefresh.start();
+    m_rankTable->update(m_supervisor->ranks());
+    setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
+    m_runsPanel->setActiveRun(m_supervisor->runDir());   // the run appears (as running) in the Runs tab
+}
+
+bool MainWindow::attachRun(const QString& runDir)
+{
+    const auto state = m_supervisor->state();
+    if (isCheckingStart() || (state != supervisor::RunState::Idle && !supervisor::isFinal(state))) {
+        showBanner(tr("A run is active: stop it before following another."), true);
+        return false;
+    }
+    supervisor::JobSpec job;
+    try {
+        job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
+    } catch (const supervisor::JobError& e) {
+        showBanner(tr("<b>Not followed:</b> %1").arg(e.message().toHtmlEscaped()), true);
+        return false;
+    }
+    clearRunView(job);   // attach() replays what the run wrote so far into the cleared views
+    QString error;
+    if (!m_supervisor->attach(runDir, &error)) {
+        showBanner(tr("<b>Not followed:</b> %1").arg(error.toHtmlEscaped()), true);
+        onStateChanged(m_supervisor->state());
+        return false;
+    }
+    m_banner->setVisible(false);
+    followRun(job);
+    if (!job.isScript()) m_tabs->setCurrentWidget(m_chart);   // from the Runs tab to the live chart
+    return true;
+}
+
+void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::PreflightResult& checked)
+{
+    clearRunView(job);
     QString error;
     if (!checked.ok() || !m_supervisor->start(job, checked, &error)) {
         if (error.isEmpty()) error = checked.error;
@@ -321,25 +377,31 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
         return;
     }
     QSettings().setValue(QLatin1String(kLastJobKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
-    m_progress->setValue(0);
-    m_progress->setVisible(!job.isScript()); // a script's total steps are unknown
-    m_speedLabel->clear();
-    m_rankRefresh.start();
-    m_rankTable->update(m_supervisor->ranks());
-    setWindowTitle(tr("Ringmaster — %1").arg(m_supervisor->runDir()));
-    m_runsPanel->setActiveRun(m_supervisor->runDir());   // the new run appears in the Runs tab
+    followRun(job);
     if (!job.resume.isEmpty()) {   // the charts continue
         replayResumedHistory(*m_chart, job.resume);
         replayResumedScalars(*m_scalarChart, job.resume);
     }
 }
 
-void MainWindow::onStateChanged(supervisor::RunState state)
+void MainWindow::showState()
 {
     const bool checking = isCheckingStart();
-    m_stateLabel->setText(QStringLiteral("<span style='font-size:15pt; font-weight:600; color:%1'>● %2</span>")
-                              .arg(checking ? QStringLiteral("#1565c0") : stateColor(state),
-                                   checking ? tr("checking…") : supervisor::runStateName(state)));
+    const supervisor::RunState state = m_supervisor->state();
+    QString text = QStringLiteral("<span style='font-size:15pt; font-weight:600; color:%1'>● %2</span>")
+                       .arg(checking ? QStringLiteral("#1565c0") : stateColor(state),
+                            checking ? tr("checking…") : supervisor::runStateName(state));
+    m_shownQueueState = m_supervisor->queueState();
+    if (!checking && !m_supervisor->jobId().isEmpty() && !m_shownQueueState.isEmpty()) {
+        text += QStringLiteral("&nbsp;&nbsp;<span style='color:#455a64'>%1</span>")
+                    .arg(tr("Slurm job %1: %2").arg(m_supervisor->jobId(), m_shownQueueState).toHtmlEscaped());
+    }
+    m_stateLabel->setText(text);
+}
+
+void MainWindow::onStateChanged(supervisor::RunState state)
+{
+    showState();
     if (state == supervisor::RunState::Running) m_chart->setStepsPerEpoch(m_supervisor->stepsPerEpoch());
     updateActions();
 }
@@ -387,6 +449,7 @@ void MainWindow::updateActions()
     const bool valid = m_jobForm->isValid();
     m_start->setEnabled(!active && !checking && valid);
     if (checking) m_start->setToolTip(tr("Checking the job (ringmaster-trainer --validate-only)…"));
+    else if (valid && m_jobForm->isSlurm()) m_start->setToolTip(tr("Submit the job to Slurm and follow it here"));
     else if (valid) m_start->setToolTip(tr("Start one trainer per selected GPU (or CPU rank)"));
     else if (m_jobForm->problems().isEmpty()) m_start->setToolTip(tr("Checking the output folder…"));
     else m_start->setToolTip(tr("Fix the form first:\n%1").arg(m_jobForm->problems().join(QLatin1Char('\n'))));
@@ -396,7 +459,8 @@ void MainWindow::updateActions()
     m_kill->setEnabled(active);
     m_checkpoint->setEnabled(state == RunState::Running);
     m_jobForm->setEnabled(!active && !checking);
-    m_gpuPanel->setEnabled(!active && !checking);
+    m_gpuPanel->setEnabled(!active && !checking && !m_jobForm->isSlurm());
+    m_devicesNote->setVisible(m_jobForm->isSlurm());
 }
 
 void MainWindow::showBanner(const QString& html, bool error)

@@ -2,7 +2,9 @@
 // Ringmaster's window: GPUs and the job form on the left; the run's state, progress, chart, ranks
 // and logs on the right, and the Runs tab (RunsPanel: past runs, opened and compared in its own chart). All supervision is RunSupervisor's (core/supervisor); this only shows it.
 // Start runs the pre-flight (which waits for ringmaster-trainer --validate-only) on a worker thread,
-// so the window stays live while it is "checking"; Stop cancels a start that is still checking.
+// so the window stays live while it is "checking"; Stop cancels a start that is still checking. A Slurm job
+// (the form's "Where") is started the same way; the state line adds Slurm's word on it while it waits or
+// runs, and the Runs tab's Open on a run Slurm still runs follows it here (attachRun).
 
 #include <QFutureWatcher>
 
@@ -61,6 +63,9 @@ public:
     bool resumeRun(const QString& runDir, const QString& checkpoint);
     // The Runs tab's New job from this run: the form takes RUN_DIR's job.json (as Load job… does).
     bool newJobFromRun(const QString& runDir);
+    // The Runs tab's Open on a run Slurm still runs: follows it live (RunSupervisor::attach), as if started
+    // here, Stop included. False (reason in the banner) when a run is active or RUN_DIR is no such run.
+    bool attachRun(const QString& runDir);
     // Tests and --start close without asking.
     void setConfirmOnClose(bool confirm) { m_confirmOnClose = confirm; }
 
@@ -85,6 +90,10 @@ protected:
 private:
     void buildToolBar();
     void onStateChanged(supervisor::RunState state);
+    // The state label: the run's state and, under Slurm, Slurm's word on the job ("Slurm job 57: PENDING (Resources)").
+    void showState();
+    void clearRunView(const supervisor::JobSpec& job);
+    void followRun(const supervisor::JobSpec& job);
     void onFinished(supervisor::RunState state);
     void updateProgress(const supervisor::StepMetric& latest);
     void updateActions();
@@ -107,6 +116,8 @@ private:
     QLabel* m_stateLabel;
     QLabel* m_speedLabel;
     QLabel* m_banner;
+    QLabel* m_devicesNote = nullptr;   // "not used under Slurm", over the GPU panel
+    QString m_shownQueueState;
     QProgressBar* m_progress;
     QAction* m_start = nullptr;
     QAction* m_stop = nullptr;

@@ -65,6 +65,23 @@ bool RunsModel::isActive(const runs::RunRecord& run) const
     return !m_activeRun.isEmpty() && QDir::cleanPath(run.path) == m_activeRun;
 }
 
+void RunsModel::setQueueStates(const QHash<QString, RunQueueState>& states)
+{
+    m_queue = states;
+    if (!m_runs.isEmpty()) Q_EMIT dataChanged(index(0, 0), index(static_cast<int>(m_runs.size()) - 1, ColumnCount - 1));
+}
+
+QString RunsModel::queueStatus(const runs::RunRecord& run) const
+{
+    return m_queue.value(QDir::cleanPath(run.path)).status;
+}
+
+bool RunsModel::isHeldBySlurm(const QString& path) const
+{
+    const int row = rowOf(path);
+    return row >= 0 && !isActive(m_runs[row]) && !queueStatus(m_runs[row]).isEmpty();
+}
+
 int RunsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(m_runs.size()); }
 
 int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -76,7 +93,11 @@ QVariant RunsModel::display(const runs::RunRecord& run, int column) const
     switch (column) {
     case Name: return labelOf(run);
     case Started: return orMissing(run.started.isValid() ? run.started.toString(QString::fromLatin1(kStartedFormat)) : QString());
-    case Status: return isActive(run) ? QString::fromLatin1(kRunningStatus) : run.status;
+    case Status: {
+        if (isActive(run)) return QString::fromLatin1(kRunningStatus);
+        const QString queued = queueStatus(run);
+        return queued.isEmpty() ? run.status : queued;
+    }
     case Kind: return run.kind;
     case Model: return orMissing(run.model);
     case World: return orMissing(run.worldSize ? QString::number(*run.worldSize) : QString());
@@ -117,7 +138,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case Qt::TextAlignmentRole:
         return static_cast<int>(index.column() >= World ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::BackgroundRole:
-        return run.problems.isEmpty() || isActive(run) ? QVariant() : QVariant(kDamagedTint);
+        // A run still being written (here, or by Slurm) lacks its summary for now: not damaged.
+        return run.problems.isEmpty() || isActive(run) || !queueStatus(run).isEmpty() ? QVariant() : QVariant(kDamagedTint);
     case Qt::FontRole: {
         if (!isActive(run)) return {};
         QFont bold;
@@ -128,8 +150,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         QString tip = run.path;
         if (!run.title.isEmpty()) tip = run.title + QLatin1Char('\n') + tip;
         if (!run.notes.isEmpty()) tip += QStringLiteral("\n\n") + run.notes;
-        if (isActive(run)) tip += tr("\n\nThis run is running now.");
-        else if (!run.problems.isEmpty()) tip += tr("\n\nProblems:\n• ") + run.problems.join(QStringLiteral("\n• "));
+        const QString detail = m_queue.value(QDir::cleanPath(run.path)).detail;
+        if (isActive(run)) return QString(tip + tr("\n\nThis run is running now."));
+        if (!detail.isEmpty()) tip += QStringLiteral("\n\n") + detail;
+        if (!run.problems.isEmpty() && queueStatus(run).isEmpty()) tip += tr("\n\nProblems:\n• ") + run.problems.join(QStringLiteral("\n• "));
         return tip;
     }
     default: return {};

@@ -9,8 +9,6 @@
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QItemSelectionModel>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -29,11 +27,14 @@
 #include "hyperparameter_table.h"
 #include "log_panel.h"
 #include "run_colours.h"
+#include "run_summary_html.h"
 #include "run_actions.h"
 #include "run_files.h"
 #include "run_listing.h"
 #include "runs_model.h"
 #include "scalar_chart.h"
+#include "slurm_job.h"
+#include "slurm_queue_states.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -67,21 +68,6 @@ std::map<int, QStringList> readLogTails(const QString& runDir)
 
 QString cleanAbsolute(const QString& path) { return QDir::cleanPath(QDir(path).absolutePath()); }
 
-QJsonObject summaryOf(const QString& runDir)
-{
-    QFile file(QDir(runDir).filePath(QString::fromLatin1(runs::kSummaryFile)));
-    if (!file.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(file.readAll()).object();
-}
-
-QString summaryValue(const QJsonValue& value)
-{
-    if (value.isDouble()) return QString::number(value.toDouble(), 'g', 6);
-    if (value.isString()) return value.toString();
-    if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-    return QString::fromUtf8(QJsonDocument::fromVariant(value.toVariant()).toJson(QJsonDocument::Compact));
-}
-
 } // namespace
 
 RunsPanel::RunsPanel(QWidget* parent)
@@ -102,6 +88,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_notes(new QPushButton(tr("Notes…"), this))
     , m_delete(new QPushButton(tr("Delete…"), this))
     , m_actions(new RunActions([this] { return selectedRuns(); }, [this] { return m_model->activeRun(); }, this))
+    , m_queue(new SlurmQueueStates(this))
 {
     m_proxy->setSourceModel(m_model);
     m_table->setModel(m_proxy);
@@ -129,18 +116,18 @@ RunsPanel::RunsPanel(QWidget* parent)
     top->addWidget(refresh);
     top->addWidget(addFolderButton);
 
-    m_open->setToolTip(tr("Draw the run's scalars below and show its summary"));
+    m_open->setToolTip(tr("Draw the run's scalars below and show its summary; a run Slurm still runs is followed live instead"));
     m_compare->setToolTip(tr("Overlay the selected runs' scalars below"));
     m_rename->setToolTip(tr("Give the run a title (stored in its notes.json; the folder keeps its name)"));
     m_notes->setToolTip(tr("Write notes on the run (stored in its notes.json)"));
     m_delete->setToolTip(tr("Delete the run's folder and everything in it, after asking"));
-    connect(m_open, &QPushButton::clicked, this, [this] { openRunsInChart(selectedRuns().mid(0, 1)); });
+    connect(m_open, &QPushButton::clicked, this, [this] { openRun(selectedRuns().value(0)); });
     connect(m_compare, &QPushButton::clicked, this, [this] { openRunsInChart(selectedRuns()); });
     connect(m_rename, &QPushButton::clicked, this, &RunsPanel::renameSelected);
     connect(m_notes, &QPushButton::clicked, this, &RunsPanel::editNotesOfSelected);
     connect(m_delete, &QPushButton::clicked, this, &RunsPanel::deleteSelected);
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
-        openRunsInChart({index.data(RunsModel::kPathRole).toString()});
+        openRun(index.data(RunsModel::kPathRole).toString());
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateButtons);
     // A run ticked or unticked in the table joins or leaves the chart (once per burst of ticks).
@@ -191,6 +178,11 @@ RunsPanel::RunsPanel(QWidget* parent)
 
     connect(&m_listing, &QFutureWatcher<Listing>::finished, this, &RunsPanel::onListed);
     connect(&m_opening, &QFutureWatcher<QList<OpenedRun>>::finished, this, &RunsPanel::onOpened);
+    connect(m_queue, &SlurmQueueStates::updated, this, [this] {
+        m_model->setQueueStates(m_queue->states());
+        updateButtons();
+    });
+    connect(m_queue, &SlurmQueueStates::jobEnded, this, &RunsPanel::refresh);   // its files now tell how it ended
     updateButtons();
 }
 
@@ -237,6 +229,9 @@ void RunsPanel::refresh()
         } catch (const runs::RunsError& e) {
             listing.error = e.message();   // a root removed since roots() looked
         }
+        for (const runs::RunRecord& run : std::as_const(listing.runs)) {   // Slurm is asked apart, never here
+            if (const QString job = runs::unfinishedSlurmJob(run); !job.isEmpty()) listing.slurmJobs.insert(QDir::cleanPath(run.path), job);
+        }
         return listing;
     }));
 }
@@ -246,6 +241,8 @@ void RunsPanel::onListed()
     const Listing listing = m_listing.result();
     const QStringList selected = selectedRuns();
     m_model->setRuns(listing.runs);
+    m_queue->watch(listing.slurmJobs);
+    m_model->setQueueStates(m_queue->states());   // what is known now; Slurm's new answers follow (updated)
     selectRuns(selected);
     const QStringList listedRoots = roots();
     if (!listing.error.isEmpty()) {
@@ -310,9 +307,9 @@ void RunsPanel::updateButtons()
     m_compare->setEnabled(selected.size() >= 2);
     m_rename->setEnabled(one);
     m_notes->setEnabled(one);
-    const bool running = one && cleanAbsolute(selected.first()) == m_model->activeRun();
+    const bool running = one && (cleanAbsolute(selected.first()) == m_model->activeRun() || m_model->isHeldBySlurm(selected.first()));
     m_delete->setEnabled(one && !running);
-    m_delete->setToolTip(running ? tr("This run is running now: stop it before deleting it")
+    m_delete->setToolTip(running ? tr("This run is running now (or queued in Slurm): stop it before deleting it")
                                  : tr("Delete the run's folder and everything in it, after asking"));
 }
 
@@ -351,7 +348,7 @@ void RunsPanel::editNotesOfSelected()
 bool RunsPanel::deleteRun(const QString& runDir)
 {
     const QString path = cleanAbsolute(runDir);
-    if (!m_model->activeRun().isEmpty() && path == m_model->activeRun()) {
+    if ((!m_model->activeRun().isEmpty() && path == m_model->activeRun()) || m_model->isHeldBySlurm(path)) {
         m_status->setText(tr("%1 is running now: stop it before deleting it.").arg(QFileInfo(path).fileName()));
         return false;
     }
@@ -388,6 +385,13 @@ void RunsPanel::addFolder()
     if (folder.isEmpty()) return;
     addRoot(folder);
     refresh();
+}
+
+void RunsPanel::openRun(const QString& runDir)
+{
+    if (runDir.isEmpty()) return;
+    if (m_model->isHeldBySlurm(runDir) && m_follow && m_follow(runDir)) return;   // followed live in the Training tab
+    openRunsInChart({runDir});
 }
 
 void RunsPanel::openRunsInChart(const QStringList& runDirs)
@@ -534,28 +538,7 @@ void RunsPanel::showTableMenu(const QPoint& position)
 
 void RunsPanel::showSummary(const QList<runs::RunRecord>& records)
 {
-    QString html;
-    for (const runs::RunRecord& run : records) {
-        html += QStringLiteral("<p><b>%1</b><br><span style='color:#616161'>%2</span><br>")
-                    .arg(RunsModel::labelOf(run).toHtmlEscaped(), QDir::toNativeSeparators(run.path).toHtmlEscaped());
-        if (!run.notes.isEmpty()) html += QStringLiteral("<i>%1</i><br>").arg(run.notes.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
-        html += QStringLiteral("</p>");
-        if (records.size() == 1) {
-            // The whole summary.json, as the trainer or launcher wrote it.
-            const QJsonObject summary = summaryOf(run.path);
-            html += QStringLiteral("<table cellspacing='0' cellpadding='1'>");
-            for (auto it = summary.begin(); it != summary.end(); ++it) {
-                html += QStringLiteral("<tr><td style='color:#616161; padding-right:8px'>%1</td><td>%2</td></tr>")
-                            .arg(it.key().toHtmlEscaped(), summaryValue(it.value()).toHtmlEscaped());
-            }
-            html += QStringLiteral("</table>");
-        }
-        if (!run.problems.isEmpty()) {
-            html += QStringLiteral("<p style='color:#b00020'>%1<br>• %2</p>")
-                        .arg(tr("Not everything could be read:"), run.problems.join(QStringLiteral("\n")).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>• ")));
-        }
-    }
-    m_summary->setText(html);
+    m_summary->setText(runSummaryHtml(records));
 }
 
 void RunsPanel::showEvent(QShowEvent* event)

@@ -8,7 +8,10 @@
 // the run that is running now. Open (double-click) and Compare (several rows) read the runs' scalars
 // (core/runs scalar_table.h), also off the GUI thread, into this tab's own ScalarChart, one overlaid run
 // per label, and show the run's summary, and the first run's logs in the tab's own log view: the live run
-// keeps the "All scalars" chart and the Logs tab to itself.
+// keeps the "All scalars" chart and the Logs tab to itself. A run Slurm still holds (submitted, no final
+// status yet) shows Slurm's word for it, "queued" or "running" (SlurmQueueStates asks Slurm apart from the
+// listing, which never waits for it); opening such a run hands it to the window to follow live
+// (setFollowHandler), and it cannot be deleted meanwhile.
 // Each row's tick says whether the run is in the chart: ticking or unticking runs overlays or removes
 // their curves (Open and Compare tick exactly the runs they open). Compare draws each run in its own colour (run_colours.h: the user's, kept in notes.json, or one derived
 // from the folder's name), the same at every refresh and re-open; the table's swatch shows it and the
@@ -19,6 +22,7 @@
 
 #include <QColor>
 #include <QFutureWatcher>
+#include <QHash>
 #include <QStringList>
 #include <QTimer>
 #include <QWidget>
@@ -45,6 +49,7 @@ class LogPanel;
 class RunsModel;
 class RunActions;
 class ScalarChart;
+class SlurmQueueStates;
 
 class RunsPanel : public QWidget
 {
@@ -56,6 +61,9 @@ public:
 
     // Where the job form puts new runs, asked at each refresh (it changes as the form is edited).
     void setOutputRootProvider(std::function<QString()> provider) { m_outputRoot = std::move(provider); }
+    // Follows a run that Slurm still runs (the window attaches to it); false when it cannot, and the run
+    // is opened in this tab's chart instead.
+    void setFollowHandler(std::function<bool(const QString&)> follow) { m_follow = std::move(follow); }
     // Another folder of runs to list (kept for the session).
     void addRoot(const QString& folder);
     // The folders listed now: the output root first, then those added; only those that exist.
@@ -76,6 +84,8 @@ public:
     RunActions* actions() const { return m_actions; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* statusLabel() const { return m_status; }
+    // Slurm's state of the listed runs it still holds (the tests point it at stub tools).
+    SlurmQueueStates* queueStates() const { return m_queue; }
     bool isRefreshing() const { return m_listing.isRunning(); }
     // The run directories of the selected rows, in table order; selectRuns selects exactly these.
     QStringList selectedRuns() const;
@@ -93,6 +103,8 @@ public Q_SLOTS:
     // Deletes the run directory after asking (see setConfirmDeletes); refuses the running run, a folder
     // that is not a listed run, and a "No". True when it was deleted.
     bool deleteRun(const QString& runDir);
+    // Open: a run Slurm still runs is followed live (setFollowHandler), any other is drawn in this tab's chart.
+    void openRun(const QString& runDir);
     // Reads the runs' scalars off the GUI thread and draws them overlaid in this tab's chart.
     void openRunsInChart(const QStringList& runDirs);
     // Keeps COLOUR as the run's colour (its notes.json; an invalid colour: back to the automatic one) and
@@ -122,6 +134,7 @@ private:
     {
         QList<runs::RunRecord> runs;
         QString error;
+        QHash<QString, QString> slurmJobs;   // run directory -> Slurm job, for the runs Slurm may still run
     };
     void onListed();
     void onOpened();
@@ -152,6 +165,8 @@ private:
     QPushButton* m_notes;
     QPushButton* m_delete;
     RunActions* m_actions;
+    SlurmQueueStates* m_queue;
+    std::function<bool(const QString&)> m_follow;
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;
     QFutureWatcher<Listing> m_listing;

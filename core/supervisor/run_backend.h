@@ -48,6 +48,10 @@ public:
     // The process group of the current launch while this backend owns it, else 0.
     virtual qint64 processGroup() const = 0;
     virtual RootCause rootCause() const = 0;
+    // Where a batch scheduler runs the job (Slurm): its job id, and its last word on the job
+    // ("PENDING (Resources)", "RUNNING"). Empty for ranks on this machine, and before the first answer.
+    virtual QString jobId() const { return {}; }
+    virtual QString queueState() const { return {}; }
 
 Q_SIGNALS:
     // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,

@@ -105,5 +105,7 @@ qint64 RunSupervisor::rejectedConnections() const { return m_backend ? m_backend
 QList<RankStatus> RunSupervisor::ranks() const { return m_backend ? m_backend->ranks() : QList<RankStatus>{}; }
 qint64 RunSupervisor::processGroup() const { return m_backend ? m_backend->processGroup() : 0; }
 RootCause RunSupervisor::rootCause() const { return m_backend ? m_backend->rootCause() : RootCause{}; }
+QString RunSupervisor::jobId() const { return m_backend ? m_backend->jobId() : QString(); }
+QString RunSupervisor::queueState() const { return m_backend ? m_backend->queueState() : QString(); }
 
 } // namespace ringmaster::supervisor

@@ -59,6 +59,10 @@ public:
     // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
     qint64 processGroup() const;
     RootCause rootCause() const;
+    // Under Slurm: the job id and Slurm's last word on the job while it waits or runs (run_backend.h);
+    // empty for a run on this machine.
+    QString jobId() const;
+    QString queueState() const;
     // The backend of the current (or last) run, null before the first start.
     RunBackend* backend() const { return m_backend; }
 

@@ -392,6 +392,46 @@ while true; do sleep 0.1; done)SH"));
         QCOMPARE(supervisor.ranks().at(0).exitCode, 0);
         QCOMPARE(supervisor.ranks().at(0).exitSignal, 0);
     }
+
+    // The façade passes on what the backend says about a scheduler's queue: Slurm's job id and its last
+    // word on the job ("PENDING (Resources)"), here through attach() to a run whose Slurm tools are stubs
+    // first on PATH; a run on this machine has neither.
+    void slurmQueueStateThroughTheFacade()
+    {
+        QTemporaryDir root;
+        const QString bin = root.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        for (const char* tool : {"sbatch", "squeue", "scontrol", "scancel", "sinfo"}) {
+            // Each stub prints TOOL.out from its own folder (what the test wrote there), nothing else.
+            QVERIFY(!writeFile(bin + QLatin1Char('/') + QLatin1String(tool),
+                               "#!/bin/sh\nd=$(dirname \"$0\"); n=$(basename \"$0\")\ncat \"$d/$n.out\" 2>/dev/null\nexit 0\n", true)
+                         .isEmpty());
+        }
+        writeFile(bin + QStringLiteral("/squeue.out"), "PENDING|Resources\n");
+        const QString runDir = root.filePath(QStringLiteral("20261130-101500-cnn"));
+        QVERIFY(QDir().mkpath(runDir));
+        writeFile(runDir + QStringLiteral("/job.json"),
+                  R"({"version": 1, "launch": {"device": "cpu", "nproc": 2, "slurm": {"nodes": 1, "job_id": "57"}}, "trainer": {}})");
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", bin.toUtf8() + ':' + path);
+        RunSupervisor supervisor;
+        QCOMPARE(supervisor.jobId(), QString());
+        QCOMPARE(supervisor.queueState(), QString());
+        QString error;
+        const bool attached = supervisor.attach(runDir, &error);
+        if (attached) {
+            QTRY_COMPARE_WITH_TIMEOUT(supervisor.queueState(), QStringLiteral("PENDING (Resources)"), 20000);
+            QCOMPARE(supervisor.jobId(), QStringLiteral("57"));
+            // Stop while queued: the job is cancelled, and the run ends once Slurm says so.
+            supervisor.requestStop();
+            writeFile(bin + QStringLiteral("/squeue.out"), "");
+            writeFile(bin + QStringLiteral("/scontrol.out"), "JobId=57 JobState=CANCELLED Reason=None ExitCode=0:15\n");
+            QVERIFY(waitForFinish(supervisor, 20000));
+            QCOMPARE(supervisor.state(), RunState::Stopped);
+        }
+        qputenv("PATH", path);
+        QVERIFY2(attached, qPrintable(error));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestRunSupervisor)

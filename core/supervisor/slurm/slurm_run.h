@@ -86,9 +86,9 @@ public:
     qint64 processGroup() const override { return 0; }
     RootCause rootCause() const override { return m_verdict.rootCause(); }
 
-    QString jobId() const { return m_jobId; }
+    QString jobId() const override { return m_jobId; }
     // Slurm's last word on the job ("PENDING (Resources)", "RUNNING"), empty before the first answer.
-    QString queueState() const { return m_queueText; }
+    QString queueState() const override { return m_queueText; }
 
 private:
     void begin();
