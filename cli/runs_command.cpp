@@ -9,6 +9,7 @@
 #include "run_files.h"
 #include "run_listing.h"
 #include "runs_flags.h"
+#include "runs_slurm_status.h"
 #include "runs_table.h"
 #include "scalar_export.h"
 #include "scalar_table.h"
@@ -34,7 +35,8 @@ int listCommand(const QStringList& arguments, QTextStream& out)
         }
         roots << QString::fromLatin1(kDefaultRunsRoot);
     }
-    const auto runs = runs::listRuns(roots);
+    auto runs = runs::listRuns(roots);
+    applySlurmStates(&runs);   // runs Slurm may still run: queued or running
     if (parsed.switches.contains(QStringLiteral("--json"))) {
         QJsonArray array;
         for (const auto& run : runs) array.append(run.toJson());
@@ -100,6 +102,7 @@ QString runsUsage()
         "  list [--root DIR]... [--json]\n"
         "      every run directory under the roots (default: runs): name, start time, status, kind (trainer or script),\n"
         "      model, world size, steps, final loss, best validation accuracy, duration, and what is damaged.\n"
+        "      A run Slurm still has is \"queued\" or \"running\" (Slurm is asked about those runs only).\n"
         "      --root DIR   a folder of runs (the launcher's --output-root); repeat for several\n"
         "      --json       one JSON array, an object per run\n"
         "  export RUN... --out FILE [--format csv|json]\n"

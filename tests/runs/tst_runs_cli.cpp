@@ -1,9 +1,12 @@
 // ringmaster-runs as a user runs it: list (table and --json), export and bundle succeed with exit 0, and
 // every kind of bad input is one line on stderr naming the problem, exit 2, and no output file.
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -25,9 +28,11 @@ struct Result
     QString err;
 };
 
-Result runsCli(const QStringList& arguments, const QString& workingDirectory = QString())
+Result runsCli(const QStringList& arguments, const QString& workingDirectory = QString(),
+               const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment())
 {
     QProcess process;
+    process.setProcessEnvironment(environment);
     if (!workingDirectory.isEmpty()) process.setWorkingDirectory(workingDirectory);
     process.start(qEnvironmentVariable("RINGMASTER_RUNS"), arguments);
     Result result;
@@ -87,6 +92,42 @@ private Q_SLOTS:
         QCOMPARE(run.value(QStringLiteral("kind")).toString(), QStringLiteral("trainer"));
         QCOMPARE(run.value(QStringLiteral("problems")).toArray().size(), 0);
         QVERIFY(run.value(QStringLiteral("started")).toString().startsWith(QStringLiteral("2026-11-30T14:05:44")));
+    }
+
+    // A run submitted to Slurm with no final status yet: listed as Slurm says (a stub squeue here), and a
+    // finished run (or one never submitted) is never asked about.
+    void slurmRunsAreListedAsSlurmSays()
+    {
+        QTemporaryDir root;
+        QTemporaryDir tools;
+        const QString queued = makeTrainerRun(root.path(), QStringLiteral("20261201-090000-mlp"));
+        QFile::remove(queued + QStringLiteral("/summary.json"));
+        QVERIFY(QDir().mkpath(queued + QStringLiteral("/slurm")));
+        QFile id(queued + QStringLiteral("/slurm/job-id"));
+        QVERIFY(id.open(QIODevice::WriteOnly));
+        id.write("57\n");
+        id.close();
+        makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));   // completed, not Slurm's
+        QFile squeue(tools.filePath(QStringLiteral("squeue")));
+        QVERIFY(squeue.open(QIODevice::WriteOnly));
+        squeue.write("#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/squeue.args\"\necho 'PENDING|Resources'\n");
+        squeue.close();
+        squeue.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        auto environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("PATH"), tools.path() + QLatin1Char(':') + environment.value(QStringLiteral("PATH")));
+        const Result r = runsCli({QStringLiteral("list"), QStringLiteral("--json"), QStringLiteral("--root"), root.path()}, QString(), environment);
+        QCOMPARE(r.exitCode, 0);
+        QMap<QString, QString> status;
+        for (const auto& run : QJsonDocument::fromJson(r.out.toUtf8()).array()) {
+            status.insert(run.toObject().value(QStringLiteral("name")).toString(), run.toObject().value(QStringLiteral("status")).toString());
+        }
+        QCOMPARE(status.value(QStringLiteral("20261201-090000-mlp")), QStringLiteral("queued"));
+        QCOMPARE(status.value(QStringLiteral("20261130-140544-mlp")), QStringLiteral("completed"));
+        QFile args(tools.filePath(QStringLiteral("squeue.args")));
+        QVERIFY(args.open(QIODevice::ReadOnly));
+        const QString asked = QString::fromUtf8(args.readAll());
+        QCOMPARE(asked.count(QLatin1Char('\n')), 1);   // asked once, about job 57 only
+        QVERIFY2(asked.contains(QStringLiteral("57")), qPrintable(asked));
     }
 
     void exportAndBundleWrite()
