@@ -8,7 +8,6 @@
 #include <QJsonObject>
 
 #include <cstdio>
-#include <cstring>
 #include <sys/stat.h>
 
 #include "run_files.h"

@@ -2,7 +2,7 @@
 """Times `ringmaster-runs list` over 1,000 run directories and prints figures (a benchmark: asserts nothing).
 
     tests/bench/bench_runs_list.py build/app/ringmaster-runs [--baseline OTHER-ringmaster-runs]
-                                   [--runs 1000] [--steps 500] [--tries 5]
+                                   [--runs 1000] [--steps 500] [--tries 5] [--contend]
 
 Each run is a 2-rank trainer run as a real one leaves it: job.json, metrics.csv with STEPS rows, eval.csv,
 scalars.csv (4 values a step), then summary.json, written last as the trainer and supervisor do.
@@ -16,6 +16,7 @@ Figures (each the median and the range of --tries listings):
   - cold with only the per-run indexes (the root's index removed before each listing),
   - after one run's summary.json was replaced (as the supervisor does) and after a row was appended to
     the metrics.csv of a live run (no summary.json): both are re-read.
+With --contend, the cold figure again while another process walks /usr (root only).
 With --baseline, every figure is also taken for OTHER (e.g. the previous build), interleaved with the
 first program's tries so both see the same machine.
 """
@@ -125,6 +126,9 @@ def main():
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--contend", action="store_true",
+                        help="also time cold listings while another process walks /usr (a stat of every file, the page "
+                             "cache dropped after each walk), as other work on the machine competes for the disk")
     args = parser.parse_args()
     programs = {"this": args.program}
     if args.baseline:
@@ -161,6 +165,17 @@ def main():
                     os.remove(root_index)
                 drop_caches()
             measure("cold, per-run indexes only (root index removed)", programs, root, args.tries, per_run_only)
+            if args.contend:
+                for program in programs.values():
+                    timed_list(program, root)
+                walker = subprocess.Popen(["bash", "-c", "while :; do find /usr -xdev -printf '%s\\n' > /dev/null; "
+                                                         "echo 2 > /proc/sys/vm/drop_caches; done"])
+                try:
+                    time.sleep(2)
+                    measure("cold, while another process walks /usr", programs, root, args.tries, lambda _l: drop_caches())
+                finally:
+                    walker.kill()
+                    walker.wait()
         else:
             print("cold: skipped (needs root to drop the page cache)")
         for label, program in programs.items():
