@@ -111,7 +111,7 @@ void MinMaxColumn::push_back(double value)
     // Each completed pair of blocks completes one block a level up.
     for (std::size_t level = 0; m_levels[level].size() % 2 == 0; ++level) {
         Block up = m_levels[level][m_levels[level].size() - 2];
-        merge(&up, m_levels[level].back());
+        merge(&up, m_levels[level][m_levels[level].size() - 1]);
         if (level + 1 == m_levels.size()) m_levels.emplace_back();
         m_levels[level + 1].push_back(up);
     }
@@ -121,7 +121,7 @@ void MinMaxColumn::truncate(std::size_t count)
 {
     if (count >= m_values.size()) return;
     m_values.truncate(count);
-    for (std::size_t level = 0; level < m_levels.size(); ++level) m_levels[level].resize(count >> (kBaseShift + level));
+    for (std::size_t level = 0; level < m_levels.size(); ++level) m_levels[level].truncate(count >> (kBaseShift + level));
 }
 
 void MinMaxColumn::clear()
@@ -158,8 +158,8 @@ std::pair<std::size_t, std::size_t> MinMaxColumn::extremes(std::size_t first, st
 
 std::size_t MinMaxColumn::memoryBytes() const
 {
-    std::size_t bytes = m_values.memoryBytes() + m_levels.capacity() * sizeof(std::vector<Block>);
-    for (const auto& level : m_levels) bytes += level.capacity() * sizeof(Block);
+    std::size_t bytes = m_values.memoryBytes() + m_levels.capacity() * sizeof(ChunkedColumn<Block>);
+    for (const auto& level : m_levels) bytes += level.memoryBytes();
     return bytes;
 }
 

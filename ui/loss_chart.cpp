@@ -3,20 +3,25 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "chart_controls.h"
+#include "debiased_ema.h"
 #include "qcustomplot.h"
+#include "series_reduction.h"
 
 namespace ringmaster::ui {
 namespace {
 
 constexpr int kDrainIntervalMs = 33;
-// Antialiased polylines cost ~3 ms per 1,000 points in the raster engine until adaptive sampling
-// takes over (~10k points): past this many points the dense lines are drawn without it (measured
-// with tests/ui/bench_chart: replots went from 29 ms to well under 16 ms).
+// Antialiased polylines cost ~3 ms per 1,000 points in the raster engine (measured with
+// tests/ui/bench_chart: replots went from 29 ms to well under 16 ms without it): past this many points
+// handed to a graph, it is drawn without.
 constexpr int kAntialiasedPointLimit = 1000;
+// Pixel columns of the per-pixel reduction when the plot is narrower (not yet laid out).
+constexpr int kMinColumns = 1024;
 const QColor kRawColor(31, 119, 180, 60);
 const QColor kSmoothColor(31, 119, 180);
 const QColor kValLossColor(214, 39, 40);
@@ -58,11 +63,9 @@ LossChart::LossChart(QWidget* parent)
     m_raw = m_plot->addGraph();
     m_raw->setName(tr("loss (all-rank mean)"));
     m_raw->setPen(QPen(kRawColor, 1));
-    m_raw->setAdaptiveSampling(true);
     m_smoothed = m_plot->addGraph();
     m_smoothed->setName(tr("loss, smoothed"));
     m_smoothed->setPen(QPen(kSmoothColor, 2));
-    m_smoothed->setAdaptiveSampling(true);
     m_valLoss = m_plot->addGraph();
     m_valLoss->setName(tr("validation loss"));
     m_valLoss->setPen(QPen(kValLossColor, 2));
@@ -81,12 +84,14 @@ LossChart::LossChart(QWidget* parent)
     m_lrPlot->yAxis->setLabel(tr("learning rate"));
     m_lr = m_lrPlot->addGraph();
     m_lr->setPen(QPen(kLrColor, 2));
-    m_lr->setAdaptiveSampling(true);
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_lrPlot,
             [this](const QCPRange& range) {
                 m_lrPlot->xAxis->setRange(range);
                 m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
             });
+    // Zoom, pan and resize replot: hand the graphs what is visible then (nothing when unchanged).
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] { handVisible(); });
+    connect(m_lrPlot, &QCustomPlot::beforeReplot, this, [this] { handVisibleLr(); });
     // A user who zooms or pans keeps their view; "Fit" returns to following the run.
     connect(m_plot, &QCustomPlot::mousePress, this, [this] { m_followLatest = false; });
     connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_followLatest = false; });
@@ -95,7 +100,7 @@ LossChart::LossChart(QWidget* parent)
     m_controls = new ChartControls({{tr("x: step"), tr("x: epoch"), tr("x: wall time (s)")},
                                     tr("Exponential moving average weight of the smoothed loss (debiased, as in TensorBoard)"),
                                     tr("Logarithmic loss axis")},
-                                   m_ema.weight(), this);
+                                   m_series.smoothing(), this);
     connect(m_controls, &ChartControls::axisChosen, this, [this](int index) { setXAxis(static_cast<XAxis>(index)); });
     connect(m_controls, &ChartControls::smoothingChosen, this, &LossChart::setSmoothing);
     connect(m_controls, &ChartControls::logScaleChosen, this, &LossChart::setLogScale);
@@ -116,11 +121,10 @@ void LossChart::clear()
 {
     m_pending.clear();
     m_pendingEval.clear();
-    for (auto* column : {&m_steps, &m_epochs, &m_walls, &m_losses, &m_lrs}) column->clear();
+    m_series.clear();
     m_evals.clear();
-    m_ema.reset();
+    ++m_version;
     m_followLatest = true;
-    resetExtremes();
     for (auto* graph : {m_raw, m_smoothed, m_valLoss, m_valAccuracy, m_lr}) graph->data()->clear();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
     m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
@@ -129,21 +133,12 @@ void LossChart::clear()
 void LossChart::append(const supervisor::StepMetric& metric)
 {
     m_pending.push_back(metric);
+    if (m_pending.size() >= kMaxPendingMetrics) flush();   // a replayed history or a burst: the buffer stays bounded
 }
 
 void LossChart::appendEval(const supervisor::EvalMetric& metric)
 {
     m_pendingEval.push_back(metric);
-}
-
-double LossChart::keyOf(std::size_t index) const
-{
-    switch (m_xAxis) {
-    case XAxis::Epoch: return m_epochs[index];
-    case XAxis::WallTime: return m_walls[index];
-    case XAxis::Step: break;
-    }
-    return m_steps[index];
 }
 
 double LossChart::evalKey(std::size_t index) const
@@ -153,50 +148,19 @@ double LossChart::evalKey(std::size_t index) const
     case XAxis::Epoch: return m_stepsPerEpoch > 0 ? static_cast<double>(eval.step) / m_stepsPerEpoch : eval.epoch + 1.0;
     case XAxis::WallTime: {
         // The wall time of the step the evaluation followed.
-        const auto it = std::lower_bound(m_steps.begin(), m_steps.end(), static_cast<double>(eval.step));
-        return it == m_steps.end() ? (m_walls.empty() ? 0.0 : m_walls.back()) : m_walls[static_cast<std::size_t>(it - m_steps.begin())];
+        const std::size_t at = m_series.upperBound(eval.step - 1);
+        if (at < m_series.size()) return m_series.wall(at);
+        return m_series.size() == 0 ? 0.0 : m_series.wall(m_series.size() - 1);
     }
     case XAxis::Step: break;
     }
     return static_cast<double>(eval.step);
 }
 
-void LossChart::appendSmoothed(std::size_t from)
-{
-    QVector<double> keys, values;
-    keys.reserve(static_cast<qsizetype>(m_losses.size() - from));
-    values.reserve(keys.capacity());
-    for (std::size_t i = from; i < m_losses.size(); ++i) {
-        if (!std::isfinite(m_losses[i])) continue;
-        keys.append(keyOf(i));
-        values.append(m_ema.add(m_losses[i]));
-    }
-    m_smoothed->addData(keys, values, true);
-}
-
 void LossChart::flush()
 {
     if (m_pending.empty() && m_pendingEval.empty()) return;
-    const std::size_t first = m_losses.size();
-    QVector<double> keys, losses, lrs;
-    keys.reserve(static_cast<qsizetype>(m_pending.size()));
-    losses.reserve(keys.capacity());
-    lrs.reserve(keys.capacity());
-    for (const auto& m : m_pending) {
-        trackExtremes(m.loss, m.lr);
-        m_steps.push_back(static_cast<double>(m.step));
-        m_epochs.push_back(m_stepsPerEpoch > 0 ? static_cast<double>(m.step) / m_stepsPerEpoch : static_cast<double>(m.epoch));
-        m_walls.push_back(m.wallTime);
-        m_losses.push_back(m.loss);
-        m_lrs.push_back(m.lr);
-        keys.append(keyOf(m_losses.size() - 1));
-        losses.append(m.loss);
-        lrs.append(m.lr);
-    }
-    m_raw->addData(keys, losses, true);
-    m_lr->addData(keys, lrs, true);
-    appendSmoothed(first);
-    updateAntialiasing();
+    for (const auto& m : m_pending) m_series.append(m.step, m.epoch, m_stepsPerEpoch, m.wallTime, m.loss, m.lr);
     for (const auto& eval : m_pendingEval) {
         m_evals.push_back(eval);
         m_valLoss->addData(evalKey(m_evals.size() - 1), eval.valLoss);
@@ -207,83 +171,105 @@ void LossChart::flush()
     m_pending.clear();
     m_pendingEval.clear();
     if (m_followLatest) followLatest();
+    handVisible();   // now, so what the graphs hold is current without waiting for the replot
+    handVisibleLr();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
     m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
     if (hadSteps) Q_EMIT drained(latest);
 }
 
-void LossChart::resetExtremes()
+void LossChart::handVisible(bool force)
 {
-    m_lossLow = std::numeric_limits<double>::infinity();
-    m_lossHigh = -std::numeric_limits<double>::infinity();
-    m_lrPeak = 0.0;
+    const QCPRange range = m_plot->xAxis->range();
+    const int columns = std::max(m_plot->width(), kMinColumns);
+    const std::size_t size = m_series.size();
+    if (!force && m_handed.version == m_version && m_handed.low == range.lower && m_handed.high == range.upper &&
+        m_handed.columns == columns && m_handed.size == size) {
+        return;
+    }
+    const auto axis = seriesAxis();
+    const auto keyAt = [this, axis](std::size_t i) { return m_series.key(axis, i); };
+    const ReducedSeries raw = reduceToColumns(m_series.losses(), size, keyAt, range.lower, range.upper, columns, false);
+    const ReducedSeries smooth = reduceToColumns(m_series.smoothedLine(), size, keyAt, range.lower, range.upper, columns, true);
+    m_raw->setData(raw.keys, raw.values, true);
+    m_smoothed->setData(smooth.keys, smooth.values, true);
+    m_handed = {range.lower, range.upper, columns, size, m_version};
+    const bool antialiased = raw.keys.size() <= kAntialiasedPointLimit;
+    m_raw->setAntialiased(antialiased);
+    m_smoothed->setAntialiased(antialiased);
 }
 
-void LossChart::trackExtremes(double loss, double lr)
+void LossChart::handVisibleLr(bool force)
 {
-    if (std::isfinite(loss)) {
-        m_lossLow = std::min(m_lossLow, loss);
-        m_lossHigh = std::max(m_lossHigh, loss);
+    const QCPRange range = m_lrPlot->xAxis->range();
+    const int columns = std::max(m_lrPlot->width(), kMinColumns);
+    const std::size_t size = m_series.size();
+    if (!force && m_handedLr.version == m_version && m_handedLr.low == range.lower && m_handedLr.high == range.upper &&
+        m_handedLr.columns == columns && m_handedLr.size == size) {
+        return;
     }
-    if (std::isfinite(lr)) m_lrPeak = std::max(m_lrPeak, lr);
+    const auto axis = seriesAxis();
+    const auto keyAt = [this, axis](std::size_t i) { return m_series.key(axis, i); };
+    const ReducedSeries lr = reduceToColumns(m_series.lrs(), size, keyAt, range.lower, range.upper, columns, false);
+    m_lr->setData(lr.keys, lr.values, true);
+    m_handedLr = {range.lower, range.upper, columns, size, m_version};
+    m_lr->setAntialiased(lr.keys.size() <= kAntialiasedPointLimit);
 }
 
 void LossChart::followLatest()
 {
-    // Ranges kept as points arrive: a drain costs the same at a million points as at a hundred
-    // (rescaling scanned every point: 7 ms per drain at 1M points, measured).
-    if (m_steps.empty()) return;
-    const double first = keyOf(0);
-    const double last = keyOf(m_steps.size() - 1);
-    m_plot->xAxis->setRange(first, last > first ? last : first + 1.0);
-    if (m_lossHigh >= m_lossLow) {
-        if (m_plot->yAxis->scaleType() == QCPAxis::stLogarithmic) {
-            if (m_lossLow > 0) m_plot->yAxis->setRange(m_lossLow * 0.9, m_lossHigh * 1.1);
-        } else {
-            const double pad = m_lossHigh > m_lossLow ? (m_lossHigh - m_lossLow) * 0.05 : std::max(std::abs(m_lossHigh) * 0.05, 1e-6);
-            m_plot->yAxis->setRange(m_lossLow - pad, m_lossHigh + pad);
+    // From the series' ends and running extremes: a drain costs the same at a million points as at a
+    // hundred (rescaling scanned every point: 7 ms per drain at 1M points, measured).
+    const std::size_t size = m_series.size();
+    if (size == 0 && m_evals.empty()) return;
+    const auto axis = seriesAxis();
+    double first = std::numeric_limits<double>::infinity(), last = -first;
+    if (size > 0) {
+        first = m_series.key(axis, 0);
+        last = m_series.key(axis, size - 1);
+    }
+    double low = m_series.hasLoss() ? m_series.lossLow() : std::numeric_limits<double>::infinity();
+    double high = m_series.hasLoss() ? m_series.lossHigh() : -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < m_evals.size(); ++i) {
+        first = std::min(first, evalKey(i));
+        last = std::max(last, evalKey(i));
+        if (std::isfinite(m_evals[i].valLoss)) {
+            low = std::min(low, m_evals[i].valLoss);
+            high = std::max(high, m_evals[i].valLoss);
         }
     }
-    fitLearningRateAxis(m_lr->valueAxis(), m_lrPeak);
+    m_plot->xAxis->setRange(first, last > first ? last : first + 1.0);
+    if (high >= low) {
+        if (m_plot->yAxis->scaleType() == QCPAxis::stLogarithmic) {
+            if (low > 0) m_plot->yAxis->setRange(low * 0.9, high * 1.1);
+        } else {
+            const double pad = high > low ? (high - low) * 0.05 : std::max(std::abs(high) * 0.05, 1e-6);
+            m_plot->yAxis->setRange(low - pad, high + pad);
+        }
+    }
+    fitLearningRateAxis(m_lr->valueAxis(), m_series.lrPeak());
 }
 
 void LossChart::truncateAfter(qint64 step)
 {
     flush(); // what is buffered arrived before the restart
-    const auto keep = static_cast<std::size_t>(std::upper_bound(m_steps.begin(), m_steps.end(), static_cast<double>(step)) - m_steps.begin());
-    if (keep == m_steps.size() && std::none_of(m_evals.begin(), m_evals.end(), [step](const auto& e) { return e.step > step; })) return;
-    for (auto* column : {&m_steps, &m_epochs, &m_walls, &m_losses, &m_lrs}) column->resize(keep);
-    m_evals.erase(std::remove_if(m_evals.begin(), m_evals.end(), [step](const auto& e) { return e.step > step; }), m_evals.end());
-    rebuild();
+    const bool dropped = m_series.truncateAfter(step);
+    const auto kept = std::remove_if(m_evals.begin(), m_evals.end(), [step](const auto& e) { return e.step > step; });
+    if (!dropped && kept == m_evals.end()) return;
+    m_evals.erase(kept, m_evals.end());
+    ++m_version;
+    redrawEvals();
+    fit();
 }
 
-void LossChart::updateAntialiasing()
+void LossChart::redrawEvals()
 {
-    const bool smooth = m_losses.size() <= static_cast<std::size_t>(kAntialiasedPointLimit);
-    for (auto* graph : {m_raw, m_smoothed, m_lr}) graph->setAntialiased(smooth);
-}
-
-void LossChart::rebuild()
-{
-    for (auto* graph : {m_raw, m_smoothed, m_valLoss, m_valAccuracy, m_lr}) graph->data()->clear();
-    QVector<double> keys, losses, lrs;
-    resetExtremes();
-    for (std::size_t i = 0; i < m_losses.size(); ++i) {
-        trackExtremes(m_losses[i], m_lrs[i]);
-        keys.append(keyOf(i));
-        losses.append(m_losses[i]);
-        lrs.append(m_lrs[i]);
-    }
-    m_raw->setData(keys, losses, true);
-    m_lr->setData(keys, lrs, true);
-    updateAntialiasing();
-    m_ema.reset();
-    appendSmoothed(0);
+    m_valLoss->data()->clear();
+    m_valAccuracy->data()->clear();
     for (std::size_t i = 0; i < m_evals.size(); ++i) {
         m_valLoss->addData(evalKey(i), m_evals[i].valLoss);
         if (std::isfinite(m_evals[i].valAccuracy)) m_valAccuracy->addData(evalKey(i), m_evals[i].valAccuracy);
     }
-    fit();
 }
 
 void LossChart::setXAxis(XAxis axis)
@@ -292,15 +278,17 @@ void LossChart::setXAxis(XAxis axis)
     static const char* labels[] = {"step", "epoch", "wall time (s)"};
     m_plot->xAxis->setLabel(tr(labels[static_cast<int>(axis)]));
     m_controls->showAxis(static_cast<int>(axis));
-    rebuild();
+    ++m_version;
+    redrawEvals();
+    fit();
 }
 
 void LossChart::setSmoothing(double weight)
 {
-    m_ema.setWeight(weight);
-    m_controls->showSmoothing(m_ema.weight());
-    m_smoothed->data()->clear();
-    appendSmoothed(0);
+    m_series.setSmoothing(weight);
+    m_controls->showSmoothing(m_series.smoothing());
+    ++m_version;
+    handVisible(true);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -315,52 +303,64 @@ void LossChart::setLogScale(bool on)
 void LossChart::fit()
 {
     m_followLatest = true;
-    m_plot->xAxis->rescale();
-    m_raw->rescaleValueAxis(false, true);
-    m_valLoss->rescaleValueAxis(true, true);
+    followLatest();
     m_plot->yAxis2->setRange(0, 1);
-    fitLearningRateAxis(m_lr->valueAxis(), m_lrPeak);
+    handVisible();
+    handVisibleLr();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_lrPlot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LossChart::showCrosshair(QMouseEvent* event)
 {
-    if (m_losses.empty()) return;
+    const std::size_t size = m_series.size();
+    if (size == 0) return;
     const double key = m_plot->xAxis->pixelToCoord(event->pos().x());
-    const auto it = m_raw->data()->findBegin(key, true);
-    if (it == m_raw->data()->constEnd()) return;
-    // The nearest point among the one found and its successor.
-    auto nearest = it;
-    if (std::next(it) != m_raw->data()->constEnd() && std::abs(std::next(it)->key - key) < std::abs(it->key - key)) {
-        nearest = std::next(it);
-    }
-    const auto index = static_cast<std::size_t>(nearest - m_raw->data()->constBegin());
-    if (index >= m_losses.size()) return;
-    m_cursor->point1->setCoords(nearest->key, 0);
-    m_cursor->point2->setCoords(nearest->key, 1);
+    const auto axis = seriesAxis();
+    const auto keyAt = [this, axis](std::size_t i) { return m_series.key(axis, i); };
+    // The nearest point among the first at or after the key and its predecessor.
+    std::size_t index = std::min(gallopTo(keyAt, 0, size, key), size - 1);
+    if (index > 0 && std::abs(keyAt(index - 1) - key) <= std::abs(keyAt(index) - key)) --index;
+    const double at = keyAt(index);
+    m_cursor->point1->setCoords(at, 0);
+    m_cursor->point2->setCoords(at, 1);
     m_cursor->setVisible(true);
-    const auto smooth = m_smoothed->data()->findBegin(nearest->key, true);
-    QString text = tr("step %1  (epoch %2, %3 s)\nloss %4").arg(m_steps[index]).arg(m_epochs[index], 0, 'f', 2)
-                       .arg(m_walls[index], 0, 'f', 1).arg(m_losses[index], 0, 'g', 6);
-    if (smooth != m_smoothed->data()->constEnd()) text += tr("\nsmoothed %1").arg(smooth->value, 0, 'g', 6);
-    text += tr("\nlr %1").arg(m_lrs[index], 0, 'g', 4);
+    QString text = tr("step %1  (epoch %2, %3 s)\nloss %4").arg(m_series.step(index)).arg(m_series.epoch(index), 0, 'f', 2)
+                       .arg(m_series.wall(index), 0, 'f', 1).arg(m_series.loss(index), 0, 'g', 6);
+    if (std::isfinite(m_series.smoothed(index))) text += tr("\nsmoothed %1").arg(m_series.smoothed(index), 0, 'g', 6);
+    text += tr("\nlr %1").arg(m_series.lr(index), 0, 'g', 4);
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 int LossChart::lossPointCount() const
 {
-    return m_raw->data()->size();
+    return static_cast<int>(m_series.size());
 }
 
 int LossChart::smoothedPointCount() const
 {
-    return m_smoothed->data()->size();
+    return static_cast<int>(m_series.smoothedCount());
 }
 
 int LossChart::evalPointCount() const
 {
     return m_valLoss->data()->size();
+}
+
+int LossChart::drawnPointCount() const
+{
+    return m_raw->data()->size();
+}
+
+QVector<double> LossChart::smoothedValues() const
+{
+    QVector<double> values;
+    DebiasedEma ema(m_series.smoothing());
+    for (std::size_t i = 0; i < m_series.size(); ++i) {
+        if (std::isfinite(m_series.loss(i))) values.append(ema.add(m_series.loss(i)));
+    }
+    return values;
 }
 
 } // namespace ringmaster::ui

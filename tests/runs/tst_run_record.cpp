@@ -1,14 +1,21 @@
 // The runs library's reading side: the fields of a built-in trainer run and of a script run, damaged runs
 // read with what is readable and their problems named, folders that are not runs refused, the per-run
-// index used while fresh and rebuilt when a source file changes, listing under several roots, and the
-// user's title, notes and colour (notes.json).
+// index used while fresh and rebuilt when a source file changes, listing under several roots, the root's
+// index (settled runs answered on their folder's stat alone, every change made as Ringmaster makes it seen:
+// a summary replaced, a resume's appended rows, a live run's rows, a folder replaced or become a run), and
+// the user's title, notes and colour (notes.json).
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "root_index.h"
 #include "run_files.h"
 #include "run_fixture.h"
 #include "run_index.h"
@@ -18,6 +25,42 @@
 
 using namespace ringmaster::runs;
 using namespace ringmaster::runs::test;
+
+namespace {
+
+// Replaces a file whole, as the trainer and the supervisor write summary.json and job.json (a temporary
+// file renamed over it: the folder changes).
+void replaceFile(const QString& path, const QByteArray& bytes)
+{
+    QSaveFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(bytes);
+    QVERIFY(file.commit());
+}
+
+void appendTo(const QString& path, const QByteArray& bytes)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::Append));
+    file.write(bytes);
+}
+
+// The root's index trusts a run only once its files have been still for kQuietSeconds (a rule of the
+// clock, not a race: the wait is exact).
+void waitOutQuietTime()
+{
+    QTest::qSleep(kQuietSeconds * 1000 + 100);
+}
+
+const RunRecord* named(const QList<RunRecord>& runs, const QString& name)
+{
+    for (const RunRecord& run : runs) {
+        if (run.name == name) return &run;
+    }
+    return nullptr;
+}
+
+} // namespace
 
 class TestRunRecord : public QObject
 {
@@ -194,6 +237,97 @@ private Q_SLOTS:
         QCOMPARE(runs[0].path, QDir(b.path()).absoluteFilePath(QStringLiteral("20261129-101500-train")));
         QCOMPARE(runs[1].name, QStringLiteral("20261130-140544-mlp"));
         QVERIFY_THROWS_EXCEPTION(RunsError, listRuns({a.path(), a.path() + QStringLiteral("/absent")}));
+    }
+
+    void rootIndexTrustsSettledRunsAndSeesEveryChange()
+    {
+        QTemporaryDir root;
+        const QString a = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-a"));
+        replaceFile(a + QStringLiteral("/summary.json"), R"({"status": "stopped"})");
+        const QString b = makeTrainerRun(root.path(), QStringLiteral("20261130-110000-b"));
+        const QString c = makeScriptRun(root.path(), QStringLiteral("20261130-120000-c"));
+        writeFile(root.path() + QStringLiteral("/photos/cat.txt"), "not a run");
+        waitOutQuietTime();
+        ListingCounts counts;
+        QList<RunRecord> runs = listRuns({root.path()}, &counts);
+        QCOMPARE(runs.size(), 3);
+        QCOMPARE(counts.reread, 3);
+        const QString rootIndex = root.path() + QLatin1Char('/') + QString::fromLatin1(kRootIndexFile);
+        QVERIFY(QFile::exists(rootIndex));
+
+        // Settled runs are then answered on their folder's stat alone: plant a value only the root's index holds.
+        QJsonObject index = QJsonDocument::fromJson(readFile(rootIndex)).object();
+        QJsonObject entries = index.value(QStringLiteral("runs")).toObject();
+        QJsonObject entry = entries.value(QStringLiteral("20261130-100000-a")).toObject();
+        QVERIFY(entry.value(QStringLiteral("settled")).toBool());
+        QJsonObject record = entry.value(QStringLiteral("record")).toObject();
+        record.insert(QStringLiteral("status"), QStringLiteral("from-root-index"));
+        entry.insert(QStringLiteral("record"), record);
+        entries.insert(QStringLiteral("20261130-100000-a"), entry);
+        index.insert(QStringLiteral("runs"), entries);
+        writeFile(rootIndex, QJsonDocument(index).toJson());
+        counts = {};
+        runs = listRuns({root.path()}, &counts);
+        QCOMPARE(counts.trusted, 3);
+        QCOMPARE(named(runs, QStringLiteral("20261130-100000-a"))->status, QStringLiteral("from-root-index"));
+        QCOMPARE(named(runs, QStringLiteral("20261130-100000-a"))->path, a);
+
+        // b's summary replaced (as the supervisor writes it): its folder changed, it is read again.
+        replaceFile(b + QStringLiteral("/summary.json"), R"({"status": "failed", "steps": 12})");
+        counts = {};
+        runs = listRuns({root.path()}, &counts);
+        QCOMPARE(named(runs, QStringLiteral("20261130-110000-b"))->status, QStringLiteral("failed"));
+        QCOMPARE(counts.trusted, 2);
+        QCOMPARE(counts.reread, 1);
+
+        // a resumed (it had stopped: its summary.json gives no steps, metrics.csv does): job.json replaced
+        // first, then rows appended in place. From the listing in between on, a is not settled (its job.json
+        // is newer than its summary), so each row appended is seen though its folder does not change.
+        replaceFile(a + QStringLiteral("/job.json"), readFile(a + QStringLiteral("/job.json")));
+        runs = listRuns({root.path()});
+        QCOMPARE(named(runs, QStringLiteral("20261130-100000-a"))->status, QStringLiteral("stopped"));   // read again
+        QCOMPARE(named(runs, QStringLiteral("20261130-100000-a"))->steps, std::optional<qint64>(12));
+        for (const qint64 step : {13, 14}) {
+            appendTo(a + QStringLiteral("/metrics.csv"), QByteArray::number(step) + ",1,0.07,0.01,1651.81,3.25\n");
+            runs = listRuns({root.path()});
+            QCOMPARE(named(runs, QStringLiteral("20261130-100000-a"))->steps, std::optional<qint64>(step));
+        }
+
+        // A live run (no summary.json yet): never trusted on its folder alone; rows appended in place are seen.
+        QVERIFY(QFile::remove(c + QStringLiteral("/summary.json")));
+        runs = listRuns({root.path()});
+        QCOMPARE(named(runs, QStringLiteral("20261130-120000-c"))->steps, std::optional<qint64>(3));
+        appendTo(c + QStringLiteral("/scalars.csv"), "4,1796049634.5,loss,0.25\n");
+        counts = {};
+        runs = listRuns({root.path()}, &counts);
+        QCOMPARE(named(runs, QStringLiteral("20261130-120000-c"))->steps, std::optional<qint64>(4));
+        QCOMPARE(named(runs, QStringLiteral("20261130-120000-c"))->finalLoss, std::optional<double>(0.25));
+        counts = {};
+        listRuns({root.path()}, &counts);
+        QCOMPARE(counts.unchanged + counts.trusted, 3);   // c looked into (unchanged), not trusted
+        QVERIFY(counts.unchanged >= 1);
+
+        // A folder replaced by another of the same name, and a folder that becomes a run.
+        QVERIFY(QDir(b).removeRecursively());
+        makeTrainerRun(root.path(), QStringLiteral("20261130-110000-b"), 5);
+        writeFile(root.path() + QStringLiteral("/photos/job.json"), R"({"launch": {"script": "train.py", "nproc": 1}})");
+        runs = listRuns({root.path()});
+        QCOMPARE(runs.size(), 4);
+        QCOMPARE(named(runs, QStringLiteral("20261130-110000-b"))->steps, std::optional<qint64>(5));
+        QCOMPARE(named(runs, QStringLiteral("photos"))->kind, QStringLiteral("script"));
+
+        // Documented limit: a settled run's file edited in place by hand is seen once its folder changes
+        // (touch); opening the run sees it at once.
+        waitOutQuietTime();
+        listRuns({root.path()});
+        counts = {};
+        listRuns({root.path()}, &counts);
+        QCOMPARE(counts.trusted, 1);   // b is settled again (a, c and photos are not: resumed, live, no summary)
+        writeFile(b + QStringLiteral("/summary.json"), R"({"status": "edited"})");
+        QCOMPARE(loadRunRecord(b).status, QStringLiteral("edited"));
+        QCOMPARE(::utimensat(AT_FDCWD, QFile::encodeName(b).constData(), nullptr, 0), 0);
+        runs = listRuns({root.path()});
+        QCOMPARE(named(runs, QStringLiteral("20261130-110000-b"))->status, QStringLiteral("edited"));
     }
 
     void notesAreReadAndMakeTheIndexStale()

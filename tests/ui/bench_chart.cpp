@@ -1,7 +1,9 @@
-// Chart benchmark (prints figures; asserts nothing):
+// Training chart (LossChart) benchmark (prints figures; asserts nothing):
 //  - the event loop's longest stall while 10,000 metric records/s arrive over a real socket for 5 s,
-//  - replot time of the loss chart with 1,000,000 points,
-//  - the process's memory with 1,000,000 points.
+//  - with 1,000,000 points: replot time of the whole run, replot after a zoom (the chart reduces the
+//    visible range per pixel column), whether a one-step spike is drawn, the store's bytes per point
+//    (LossChartSeries::memoryBytes) and the process's memory,
+//  - the same replots and memory with 10,000,000 points.
 // Run: QT_QPA_PLATFORM=offscreen build/tests/ui/bench_chart
 #include <QApplication>
 #include <QElapsedTimer>
@@ -46,6 +48,51 @@ ringmaster::supervisor::StepMetric metric(qint64 step)
     return m;
 }
 
+// Replot times of the whole run and after zooms, the spike, and memory: one line each.
+void report(ringmaster::ui::LossChart& chart, const char* points, long rssBefore)
+{
+    QCustomPlot* plot = chart.plot();
+    const QCPRange all = plot->xAxis->range();
+    plot->replot(QCustomPlot::rpImmediateRefresh); // warm up (layout, label cache)
+    double worst = 0, total = 0;
+    const int replots = 10;
+    for (int i = 0; i < replots; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const double ms = timer.nsecsElapsed() / 1e6;
+        worst = std::max(worst, ms);
+        total += ms;
+    }
+    std::printf("%s points, replot of the whole run (loss, smoothed, evaluations): mean %.1f ms, worst %.1f ms (target <= 30 ms)\n",
+                points, total / replots, worst);
+    worst = total = 0;
+    bool spikeEverywhere = true;
+    for (int i = 0; i < replots; ++i) {
+        // Zoomed in step by step around the spike, as a user's wheel does; the chart reduces the new range.
+        const double half = (all.upper - all.lower) / std::pow(2.0, i + 1);
+        plot->xAxis->setRange(654321 - half, 654321 + half);
+        QElapsedTimer timer;
+        timer.start();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const double ms = timer.nsecsElapsed() / 1e6;
+        worst = std::max(worst, ms);
+        total += ms;
+        bool drawn = false;
+        for (auto it = plot->graph(0)->data()->constBegin(); it != plot->graph(0)->data()->constEnd(); ++it) drawn = drawn || it->value == 50.0;
+        spikeEverywhere = spikeEverywhere && drawn;
+    }
+    std::printf("%s points, replot after a zoom: mean %.1f ms, worst %.1f ms; %d points handed to the loss graph; "
+                "the one-step spike drawn at every zoom: %s\n",
+                points, total / replots, worst, chart.drawnPointCount(), spikeEverywhere ? "yes" : "NO");
+    plot->xAxis->setRange(all);
+    const long rss = rssMiB();
+    std::printf("%s points, memory: store %.1f bytes per point (LossChartSeries::memoryBytes; target <= 24), "
+                "process %ld MiB RSS (%ld MiB before the run, %.1f bytes per point)\n",
+                points, static_cast<double>(chart.series().memoryBytes()) / chart.lossPointCount(), rss, rssBefore,
+                (rss - rssBefore) * 1048576.0 / chart.lossPointCount());
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -74,7 +121,9 @@ int main(int argc, char** argv)
     std::atomic<bool> sending{true};
     std::thread sender([&] {
         const int fd = ringmaster::bench::connectUnixSocket(server.socketPath());
-        ringmaster::bench::sendAll(fd, "{\"v\":1,\"type\":\"hello\",\"rank\":0,\"pid\":1,\"token\":\"" + server.token().toStdString() + "\"}\n");
+        // The server checks the pid the hello claims against the connection's (this process).
+        ringmaster::bench::sendAll(fd, "{\"v\":1,\"type\":\"hello\",\"rank\":0,\"pid\":" + std::to_string(::getpid()) +
+                                           ",\"token\":\"" + server.token().toStdString() + "\"}\n");
         const auto begin = std::chrono::steady_clock::now();
         qint64 sent = 0;
         while (sending) {
@@ -115,23 +164,39 @@ int main(int argc, char** argv)
                 "(target <= 16 ms), longest replot %.1f ms, %d points on the chart\n",
                 static_cast<long long>(step), step / 5.0, longestStallUs / 1000.0, longestReplotMs, chart.lossPointCount());
 
-    // 2. Fill to 1,000,000 points and time full replots.
-    while (step < 1000000) chart.append(metric(++step));
+    // 2. Fill to 1,000,000 points (one spike), then time replots of the whole run and after zooms.
+    constexpr qint64 kSpikeStep = 654321;
+    const auto withSpike = [](qint64 s) {
+        auto m = metric(s);
+        if (s == kSpikeStep) m.loss = 50.0;
+        return m;
+    };
+    while (step < 1000000 - 3300) chart.append(withSpike(++step));
     chart.flush();
     chart.fit();
-    QCustomPlot* plot = chart.plot();
-    double worst = 0, total = 0;
-    const int replots = 10;
-    for (int i = 0; i < replots; ++i) {
+    // One drain as the live run makes them: 330 records (10,000/s for 33 ms) added, the view following the
+    // run, the visible range reduced again.
+    double drainWorst = 0, drainTotal = 0;
+    for (int drain = 0; drain < 10; ++drain) {
+        for (int i = 0; i < 330; ++i) chart.append(withSpike(++step));
         QElapsedTimer timer;
         timer.start();
-        plot->replot(QCustomPlot::rpImmediateRefresh);
+        chart.flush();
         const double ms = timer.nsecsElapsed() / 1e6;
-        worst = std::max(worst, ms);
-        total += ms;
+        drainWorst = std::max(drainWorst, ms);
+        drainTotal += ms;
     }
-    std::printf("replot with %d loss points (+ smoothed): mean %.1f ms, worst %.1f ms (target <= 30 ms)\n",
-                chart.lossPointCount(), total / replots, worst);
-    std::printf("memory: %ld MiB RSS with 1,000,000 points (%ld MiB before)\n", rssMiB(), rssBefore);
+    std::printf("one drain at 1,000,000 points (330 records added, following the run, range reduced): mean %.2f ms, worst %.2f ms\n",
+                drainTotal / 10, drainWorst);
+    while (step < 1000000) chart.append(withSpike(++step));
+    chart.flush();
+    chart.fit();
+    report(chart, "1,000,000", rssBefore);
+
+    // 3. The same at 10,000,000 points.
+    while (step < 10000000) chart.append(withSpike(++step));
+    chart.flush();
+    chart.fit();
+    report(chart, "10,000,000", rssBefore);
     return 0;
 }
