@@ -224,7 +224,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--heartbeat-timeout")) { job->heartbeatTimeoutSec = toNumber(flag, value); job->heartbeatTimeoutGiven = true; }
         else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
         else if (flag == QLatin1String("--resume")) job->resume = value;
-        else if (flag == QLatin1String("--trainer")) job->trainerPath = value;
+        else if (flag == QLatin1String("--trainer")) { job->trainerPath = value; job->trainerPathFromFile = false; }
         else if (flag == QLatin1String("--script")) job->script = value;
         else if (flag == QLatin1String("--python")) job->python = value;
         else if (flag == QLatin1String("--metric-pattern")) {

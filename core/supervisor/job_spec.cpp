@@ -171,6 +171,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
     job.resume = text(launch, "resume", job.resume, origin);
     job.trainerPath = text(launch, "trainer_path", job.trainerPath, origin);
+    job.trainerPathFromFile = !job.trainerPath.isEmpty();
     job.script = text(launch, "script", job.script, origin);
     job.python = text(launch, "python", job.python, origin);
     if (job.python.isEmpty()) {

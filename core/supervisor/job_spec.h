@@ -43,6 +43,9 @@ struct JobSpec
     double gracePeriodSec = 30.0;
     QString resume;                           // run directory or checkpoint to continue from
     QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
+    // Set when trainerPath came from a job file ("launch.trainer_path"), cleared by --trainer: a file
+    // someone else wrote may name only a ringmaster-trainer, never another program (checked in pre-flight).
+    bool trainerPathFromFile = false;
     QJsonObject trainer;                      // trainer flags by name
     QString script;                           // the user's own training script (empty: the built-in trainer)
     QStringList scriptArgs;                   // the script's own arguments

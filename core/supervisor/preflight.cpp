@@ -3,6 +3,7 @@
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "metric_line_parser.h"
+#include "program_checks.h"
 #include "slurm/slurm_preflight.h"
 
 #include <QCoreApplication>
@@ -144,7 +145,7 @@ QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
     }
     result->interpreterPath = locateInterpreter(job.python);
     if (result->interpreterPath.isEmpty()) return missingInterpreter(job.python);
-    return {};
+    return checkInterpreterProgram(job.python, result->interpreterPath);
 }
 
 // The interpreter can import torch: a script without it would fail on every rank at its first line.
@@ -171,7 +172,10 @@ PreflightResult checkScriptInterpreter(const QString& python, const std::atomic_
     JobSpec job;
     job.python = python;
     result.interpreterPath = locateInterpreter(python);
-    result.error = result.interpreterPath.isEmpty() ? missingInterpreter(python) : checkInterpreterHasTorch(job, &result, cancelled);
+    if (result.interpreterPath.isEmpty()) result.error = missingInterpreter(python);
+    else if (result.error = checkInterpreterProgram(python, result.interpreterPath); result.error.isEmpty()) {
+        result.error = checkInterpreterHasTorch(job, &result, cancelled);
+    }
     return result;
 }
 
@@ -222,6 +226,8 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
     } else if (result.trainerPath = locateTrainer(job); result.trainerPath.isEmpty() || !QFileInfo(result.trainerPath).isExecutable()) {
         result.error = QStringLiteral("ringmaster-trainer not found%1: build it, or give its path with --trainer PATH")
                            .arg(result.trainerPath.isEmpty() ? QString() : QStringLiteral(" at ") + result.trainerPath);
+        return result;
+    } else if (!(result.error = checkTrainerProgram(job, result.trainerPath)).isEmpty()) {
         return result;
     }
     if (job.maxRestarts < 0) { result.error = QStringLiteral("--max-restarts: must be >= 0"); return result; }

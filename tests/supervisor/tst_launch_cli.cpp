@@ -126,6 +126,73 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(root.filePath(QStringLiteral("runs"))));
     }
 
+    // A job file someone else wrote runs only ringmaster-trainer or a script under a Python, never another
+    // program it names: each attempt exits 2 before anything runs (the marker file stays absent).
+    void jobFileCannotRunAnotherProgram_data()
+    {
+        QTest::addColumn<QString>("launch");    // the job file's "launch" object, %1 = the folder of programs
+        QTest::addColumn<QString>("needle");
+        QTest::newRow("trainer_path names another program")
+            << QStringLiteral(R"({"trainer_path": "%1/evil"})") << QStringLiteral("is not ringmaster-trainer");
+        QTest::newRow("a link named ringmaster-trainer to another program")
+            << QStringLiteral(R"({"trainer_path": "%1/link/ringmaster-trainer"})") << QStringLiteral("is not ringmaster-trainer");
+        QTest::newRow("python names another program")
+            << QStringLiteral(R"({"script": "%1/train.py", "python": "%1/evil"})") << QStringLiteral("is not a Python interpreter");
+        QTest::newRow("a link named python3 to another program")
+            << QStringLiteral(R"({"script": "%1/train.py", "python": "%1/link/python3"})") << QStringLiteral("is not a Python interpreter");
+    }
+
+    void jobFileCannotRunAnotherProgram()
+    {
+        QFETCH(QString, launch);
+        QFETCH(QString, needle);
+        QTemporaryDir root;
+        const QString bin = root.filePath(QStringLiteral("bin"));
+        const QString marker = root.filePath(QStringLiteral("ran"));
+        QVERIFY(QDir().mkpath(bin + QStringLiteral("/link")));
+        QFile evil(bin + QStringLiteral("/evil"));
+        QVERIFY(evil.open(QIODevice::WriteOnly));
+        evil.write(QStringLiteral("#!/bin/sh\ntouch '%1'\n").arg(marker).toUtf8());
+        evil.close();
+        QVERIFY(evil.setPermissions(evil.permissions() | QFileDevice::ExeOwner));
+        QVERIFY(QFile::link(evil.fileName(), bin + QStringLiteral("/link/ringmaster-trainer")));
+        QVERIFY(QFile::link(evil.fileName(), bin + QStringLiteral("/link/python3")));
+        QFile script(bin + QStringLiteral("/train.py"));
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write("print('hello')\n");
+        script.close();
+        QFile job(root.filePath(QStringLiteral("job.json")));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QStringLiteral(R"({"version": 1, "launch": %1})").arg(launch.arg(bin)).toUtf8());
+        job.close();
+
+        LaunchProcess process;
+        process.start({job.fileName(), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs"))});
+        QVERIFY(process.process.waitForFinished(60000));
+        process.read();
+        QCOMPARE(process.process.exitCode(), 2);
+        QVERIFY2(process.output.contains(needle), qPrintable(process.output));
+        QVERIFY(!QFileInfo::exists(marker));
+        QVERIFY(!QFileInfo::exists(root.filePath(QStringLiteral("runs"))));
+    }
+
+    // The job file may name the real trainer, and --trainer on the command line may name anything.
+    void jobFileMayNameTheTrainer()
+    {
+        QTemporaryDir root;
+        QFile job(root.filePath(QStringLiteral("job.json")));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QStringLiteral(R"({"version": 1, "launch": {"trainer_path": "%1"}})").arg(trainerPath()).toUtf8());
+        job.close();
+        LaunchProcess launch;
+        launch.start({job.fileName(), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs")), QStringLiteral("--threads"),
+                      QStringLiteral("1"), QStringLiteral("--max-steps"), QStringLiteral("3"), QStringLiteral("--eval-batch-size"), QStringLiteral("5000")});
+        QVERIFY(launch.process.waitForFinished(kRunTimeoutMs));
+        launch.read();
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("completed: 3 steps")), qPrintable(launch.output));
+    }
+
     void plainOutputAndSummaryWhenPiped()
     {
         QTemporaryDir root;

@@ -144,9 +144,13 @@ private Q_SLOTS:
     {
         QTemporaryDir root;
         LaunchProcess launch;
-        // Arguments after -- reach the script untouched, --name=value forms included.
-        launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("20"),
-                                                   QStringLiteral("--tag=a b"), QStringLiteral("extra")}),
+        // Arguments after -- reach the script untouched, --name=value forms included. No shell is involved:
+        // its metacharacters arrive as text and run nothing.
+        const QString pwned = root.filePath(QStringLiteral("pwned"));
+        const QStringList hostile{QStringLiteral("$(touch %1)").arg(pwned), QStringLiteral("'; touch %1; '").arg(pwned),
+                                  QStringLiteral("`touch %1`").arg(pwned), QStringLiteral("*")};
+        launch.start(scriptArguments(root.path(), QStringList{QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("20"),
+                                                   QStringLiteral("--tag=a b"), QStringLiteral("extra")} + hostile),
                      {}, {QStringLiteral("OMP_NUM_THREADS")});
         QVERIFY(launch.finish(kRunTimeoutMs));
         QVERIFY2(launch.process.exitStatus() == QProcess::NormalExit && launch.process.exitCode() == 0, qPrintable(launch.output));
@@ -204,7 +208,9 @@ private Q_SLOTS:
             if (rank == 0) masterPort = seen.value(QStringLiteral("MASTER_PORT")).toString();
             QVERIFY(is("MASTER_PORT", masterPort));
             QCOMPARE(seen.value(QStringLiteral("argv")).toArray().toVariantList(),
-                     (QVariantList{QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--tag=a b"), QStringLiteral("extra")}));
+                     (QVariantList{QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--tag=a b"), QStringLiteral("extra"),
+                                   hostile.at(0), hostile.at(1), hostile.at(2), hostile.at(3)}));
+            QVERIFY(!QFileInfo::exists(pwned));
         }
 
         // scalars.csv: every printed "train/loss" (default rules on rank 0's output) and every value the
@@ -239,7 +245,7 @@ private Q_SLOTS:
         const QJsonObject launchSection = readJson(dir + QStringLiteral("/job.json")).value(QStringLiteral("launch")).toObject();
         QCOMPARE(launchSection.value(QStringLiteral("script")).toString(), m_train);
         QCOMPARE(launchSection.value(QStringLiteral("python")).toString(), QString::fromLatin1(kPython));
-        QCOMPARE(launchSection.value(QStringLiteral("script_args")).toArray().size(), 4);
+        QCOMPARE(launchSection.value(QStringLiteral("script_args")).toArray().size(), 4 + hostile.size());
         QVERIFY(allGone(scriptPids(dir)));
     }
 

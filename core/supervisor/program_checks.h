@@ -1,0 +1,26 @@
+#pragma once
+// Which programs a job may make the launcher run. A job file can come from someone else (a colleague, a
+// repository, a download); opening and launching it must run only ringmaster-trainer or the user's script
+// under a Python interpreter, never another program named in the file. Pre-flight calls these before it
+// runs anything (it runs the trainer to validate flags and the interpreter to import torch), and launching
+// never goes through a shell: programs and arguments go to QProcess (or, under Slurm, into a batch script
+// with every word quoted, slurm/batch_script.h).
+
+#include <QString>
+
+namespace ringmaster::supervisor {
+
+struct JobSpec;
+
+inline constexpr char kTrainerProgramName[] = "ringmaster-trainer";
+
+// Empty when fine. A trainer path that came from a job file ("launch.trainer_path") must be a file named
+// ringmaster-trainer, and so must the file it resolves to (a symbolic link named ringmaster-trainer that
+// points at /bin/sh is refused). --trainer PATH on the command line is the user's own choice and is not limited.
+QString checkTrainerProgram(const JobSpec& job, const QString& resolvedPath);
+
+// Empty when fine. The interpreter of a script must be a Python: its name, and the name of the file it
+// resolves to, start with "python" or "pypy" (python3, python3.11, a virtualenv's python, pypy3).
+QString checkInterpreterProgram(const QString& python, const QString& resolvedPath);
+
+} // namespace ringmaster::supervisor
