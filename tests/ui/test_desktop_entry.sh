@@ -7,7 +7,8 @@
 #              (xmllint) and update-mime-database takes it without a complaint into a MIME database of its
 #              own, whose globs map *.ringmaster.json to the type (a subclass of application/json); GIO, reading
 #              that database, types NAME.ringmaster.json and an extensionless job file as
-#              application/x-ringmaster-job and leaves any other .json file application/json.
+#              application/x-ringmaster-job, leaves any other .json file application/json and an
+#              extensionless JSON file without the "launch" key not a job file.
 # Usage: tests/ui/test_desktop_entry.sh claims|validates
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +51,7 @@ validates)
   cp "$work/files/sweep.ringmaster.json" "$work/files/job.json"
   printf '{"name": "not a job"}\n' > "$work/files/package.json"
   printf '{"name": "not a job"}\n' > "$work/files/notes.ringmaster.json"
+  printf '{"name": "not a job"}\n' > "$work/files/notes"
   content_type() {
     env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_DATA_HOME="$work/home/.local/share" XDG_DATA_DIRS="$work/share" \
       gio info -a standard::content-type "$work/files/$1" | sed -n 's/^ *standard::content-type: //p'
@@ -60,6 +62,9 @@ validates)
     got=$(content_type "$file")
     [ "$got" = "$want" ] || fail "$file is typed '$got', want $want"
   done
+  # The magic wants the "launch" key: other JSON without a name that says so is not a job file.
+  got=$(content_type notes)
+  [ -n "$got" ] && [ "$got" != "$type" ] || fail "notes (JSON, no launch key, no suffix) is typed '$got'"
   echo "desktop entry and MIME type valid"
   ;;
 *) echo "usage: $0 claims|validates" >&2; exit 2 ;;

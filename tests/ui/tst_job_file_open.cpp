@@ -115,11 +115,14 @@ private Q_SLOTS:
         const QString path = m_root.filePath(QStringLiteral("broken.ringmaster.json"));
         writeFile(path, "{\"launch\": [1, 2]}");
         QDir().mkpath(m_root.filePath(QStringLiteral("home")));
+        QDir().mkpath(m_root.filePath(QStringLiteral("runtime")));   // Qt wants it, 0700, or warns on stderr
+        QFile::setPermissions(m_root.filePath(QStringLiteral("runtime")), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
 
         QProcess process;
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert(QStringLiteral("HOME"), m_root.filePath(QStringLiteral("home")));
         environment.insert(QStringLiteral("XDG_CONFIG_HOME"), m_root.filePath(QStringLiteral("home/.config")));
+        environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), m_root.filePath(QStringLiteral("runtime")));
         environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         environment.insert(QStringLiteral("RINGMASTER_NVML_LIBRARY"), QString::fromLatin1(kNoNvml));
         process.setProcessEnvironment(environment);
