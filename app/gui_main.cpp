@@ -1,11 +1,13 @@
 // ringmaster: the desktop app (see ui/main_window.h).
 //   ringmaster [JOB.json] [--start]
+// JOB.json is any job file; the desktop entry passes the *.ringmaster.json files it opens
+// (packaging/ringmaster.desktop, MIME type application/x-ringmaster-job).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
-#include <QMessageBox>
 
-#include "job_spec.h"
+#include <cstdio>
+
 #include "main_window.h"
 #include "version_text.h"
 
@@ -22,7 +24,7 @@ int main(int argc, char** argv)
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Launch and watch data-parallel training runs."));
     parser.addHelpOption();
-    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load (default: the last job)."));
+    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load, e.g. job.ringmaster.json (default: the last job)."));
     const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the job at once."));
     parser.addOption(start);
     // Answered above, before QApplication; here so that --help lists it.
@@ -32,11 +34,12 @@ int main(int argc, char** argv)
     ringmaster::ui::MainWindow window;
     window.restoreLastJob();
     if (!parser.positionalArguments().isEmpty()) {
-        try {
-            window.loadJob(ringmaster::supervisor::JobSpec::load(parser.positionalArguments().first()));
-        } catch (const ringmaster::supervisor::JobError& e) {
-            QMessageBox::critical(nullptr, QStringLiteral("Ringmaster"), e.message());
-            return 2;
+        // A bad file: one line on stderr; the window opens with the reason in its banner and the last job in
+        // the form, except with --start, which must not start another job than the one named: exit 2.
+        QString error;
+        if (!window.openJobFile(parser.positionalArguments().first(), &error)) {
+            std::fprintf(stderr, "ringmaster: error: %s\n", qUtf8Printable(error));
+            if (parser.isSet(start)) return 2;
         }
     }
     window.show();

@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
-#include "environment_info.h"
 #include "run_bundle.h"
 #include "run_files.h"
 #include "run_listing.h"
@@ -135,10 +134,6 @@ int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& 
     if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help") ||
         rest.contains(QStringLiteral("--help"))) {
         out << runsUsage();
-        return kRunsExitOk;
-    }
-    if (command == QLatin1String("--version")) {
-        out << kProgram << ' ' << runs::ringmasterVersion() << '\n';
         return kRunsExitOk;
     }
     try {

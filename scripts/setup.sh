@@ -27,8 +27,9 @@ packages=(
   libpng-dev libjpeg62-turbo-dev
   dataset-fashion-mnist
   xvfb xauth
-  # Tests: the desktop entry is checked with desktop-file-validate.
-  desktop-file-utils
+  # Tests: the desktop entry is checked with desktop-file-validate, its MIME type's XML with xmllint,
+  # update-mime-database and GIO (tests/ui/test_desktop_entry.sh).
+  desktop-file-utils libxml2-utils shared-mime-info libglib2.0-bin
   # The Debian package (scripts/package.sh): manual pages from --help, lintian, AppStream metainfo check.
   help2man lintian appstream
   # Tests: the data-reader test writes PNG and JPEG images with PIL.

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "gpu_panel.h"
+#include "job_file_dialog.h"
 #include "job_form.h"
 #include "log_panel.h"
 #include "loss_chart.h"
@@ -473,8 +474,10 @@ void MainWindow::showBanner(const QString& html, bool error)
 
 void MainWindow::saveJobAs()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save job"), QStringLiteral("job.json"), tr("Job files (*.json)"));
-    if (path.isEmpty()) return;
+    QFileDialog dialog(this);
+    setUpJobFileDialog(dialog, QFileDialog::AcceptSave);
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return;
+    const QString path = dialog.selectedFiles().first();
     try {
         currentJob().save(path);
     } catch (const supervisor::JobError& e) {
@@ -482,10 +485,26 @@ void MainWindow::saveJobAs()
     }
 }
 
+bool MainWindow::openJobFile(const QString& path, QString* error)
+{
+    try {
+        loadJob(supervisor::JobSpec::load(path));
+        return true;
+    } catch (const supervisor::JobError& e) {
+        showBanner(tr("Not loaded: %1. The form keeps the job it had; fix the file, or use <i>Load job…</i>.")
+                       .arg(e.message().toHtmlEscaped()),
+                   true);
+        if (error) *error = e.message();
+        return false;
+    }
+}
+
 void MainWindow::openJob()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load job"), QString(), tr("Job files (*.json)"));
-    if (path.isEmpty()) return;
+    QFileDialog dialog(this);
+    setUpJobFileDialog(dialog, QFileDialog::AcceptOpen);
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return;
+    const QString path = dialog.selectedFiles().first();
     try {
         loadJob(supervisor::JobSpec::load(path));
     } catch (const supervisor::JobError& e) {

@@ -45,6 +45,10 @@ public:
     ~MainWindow() override;
 
     void loadJob(const supervisor::JobSpec& job);
+    // Loads the job file PATH into the form: the app's JOB argument, e.g. a *.ringmaster.json opened from
+    // the file manager. A file that cannot be read or is not a valid job leaves the form as it was, puts
+    // the reason in the banner and in ERROR, and gives false.
+    bool openJobFile(const QString& path, QString* error = nullptr);
     supervisor::JobSpec currentJob() const;
     // Starts the form's pre-flight on a worker thread, then the run; false (with the reason in the
     // banner) when the form is invalid or a start is already being checked. A refused pre-flight

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The Debian package end to end, from the existing build folder (no second build): cpack -G DEB,
-# lintian with no errors and no warnings (overrides are in the package), appstreamcli on the metainfo,
-# `apt-get install ./ringmaster_*.deb`, the installed programs' --version, the helper module imported
-# by Debian's python3, the installed ringmaster-launch running the default job for 30 steps from a
-# folder outside the source tree with a fresh HOME, then `apt-get purge` and nothing of it left.
+# lintian with no errors and no warnings (overrides are in the package), the control fields and metainfo
+# name from the build's identity (packaging/identity.cmake), `apt-get install ./ringmaster_*.deb`,
+# appstreamcli on the installed metainfo, the MIME database and the desktop database knowing
+# *.ringmaster.json as application/x-ringmaster-job opened by ringmaster.desktop (shared-mime-info's and
+# desktop-file-utils' triggers), the installed programs' --version, the helper module imported by
+# Debian's python3, the installed ringmaster-launch running the default job for 30 steps from a
+# folder outside the source tree with a fresh HOME, then `apt-get purge` and nothing of it left, the MIME
+# type included.
 # Needs root (it installs under /usr): exits 77 (ctest: skipped) otherwise, or when already installed.
 # Usage: tests/package/test_package.sh BUILD_DIR
 set -euo pipefail
@@ -12,9 +16,20 @@ if [ "$(id -u)" -ne 0 ]; then echo "skipped: installing the package needs root";
 if dpkg-query -W -f='${Status}' ringmaster 2>/dev/null | grep -q 'installed'; then
   echo "skipped: a ringmaster package is already installed on this machine; not replacing it"; exit 77
 fi
-for tool in cpack lintian apt-get appstreamcli; do
+for tool in cpack lintian apt-get appstreamcli gio; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/setup.sh installs it)"; exit 1; }
 done
+
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+appstream_id=$(cached RINGMASTER_APPSTREAM_ID)
+maintainer=$(cached RINGMASTER_MAINTAINER)
+homepage=$(cached RINGMASTER_HOMEPAGE)
+[ -n "$appstream_id" ] && [ -n "$maintainer" ] && [ -n "$homepage" ] || { echo "FAIL: $build/CMakeCache.txt lacks the identity (packaging/identity.cmake)"; exit 1; }
+mime_type=application/x-ringmaster-job
+mime_glob="50:$mime_type:*.ringmaster.json"
+if grep -qxF "$mime_glob" /usr/share/mime/globs2; then
+  echo "skipped: /usr/share/mime already knows $mime_type without the package; not testing over it"; exit 77
+fi
 
 work=$(mktemp -d /tmp/ringmaster-package-test.XXXXXX)
 installed=0
@@ -39,20 +54,32 @@ dpkg-deb -c "$deb" > "$work/contents.txt"
 for path in ./usr/bin/ringmaster ./usr/bin/ringmaster-launch ./usr/bin/ringmaster-runs ./usr/bin/ringmaster-trainer \
             ./usr/share/man/man1/ringmaster-launch.1.gz ./usr/share/doc/ringmaster/copyright ./usr/share/doc/ringmaster/changelog.gz \
             ./usr/share/bash-completion/completions/ringmaster-launch ./usr/share/icons/hicolor/scalable/apps/ringmaster.svg \
-            ./usr/share/icons/hicolor/48x48/apps/ringmaster.png ./usr/share/metainfo/org.example.ringmaster.metainfo.xml \
-            ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop; do
+            ./usr/share/icons/hicolor/48x48/apps/ringmaster.png "./usr/share/metainfo/$appstream_id.metainfo.xml" \
+            ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop \
+            ./usr/share/mime/packages/ringmaster.xml; do
   grep -q " $path\( \|$\)" "$work/contents.txt" || { echo "FAIL: $path is not in the package"; exit 1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libqt6core6 libtorch; do
   echo "$depends" | grep -q "$lib" || { echo "FAIL: Depends ($depends) lacks $lib"; exit 1; }
 done
+[ "$(dpkg-deb -f "$deb" Maintainer)" = "$maintainer" ] || { echo "FAIL: Maintainer is '$(dpkg-deb -f "$deb" Maintainer)', the build says '$maintainer'"; exit 1; }
+[ "$(dpkg-deb -f "$deb" Homepage)" = "$homepage" ] || { echo "FAIL: Homepage is '$(dpkg-deb -f "$deb" Homepage)', the build says '$homepage'"; exit 1; }
 
 echo "== install"
 installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" > "$work/apt.log" 2>&1 || { tail -n 30 "$work/apt.log"; exit 1; }
 dpkg -L ringmaster > "$work/files.txt"
-appstreamcli validate --no-net /usr/share/metainfo/org.example.ringmaster.metainfo.xml
+appstreamcli validate --no-net "/usr/share/metainfo/$appstream_id.metainfo.xml"
+
+echo "== MIME type of job files"
+# The triggers ran update-mime-database and update-desktop-database: the glob is known, GIO types a job
+# file by it, and the desktop database names ringmaster.desktop for the type.
+grep -qxF "$mime_glob" /usr/share/mime/globs2 || { tail -n 12 "$work/apt.log"; echo "FAIL: /usr/share/mime/globs2 lacks $mime_glob"; exit 1; }
+echo '{}' > "$work/sweep.ringmaster.json"
+typed=$(env -i HOME="$work" PATH=/usr/bin:/bin gio info -a standard::content-type "$work/sweep.ringmaster.json" | sed -n 's/^ *standard::content-type: //p')
+[ "$typed" = "$mime_type" ] || { echo "FAIL: GIO types sweep.ringmaster.json as '$typed'"; exit 1; }
+grep -q "^$mime_type=.*ringmaster.desktop" /usr/share/applications/mimeinfo.cache || { echo "FAIL: mimeinfo.cache has no ringmaster.desktop for $mime_type"; exit 1; }
 
 # A clean environment: a fresh HOME, a folder outside the source and build trees, only /usr/bin on PATH.
 home=$work/home; mkdir -p "$home" "$work/outside"
@@ -81,5 +108,8 @@ while read -r f; do
 done < "$work/files.txt"
 leftovers=$(find /usr -path '*ringmaster*' 2>/dev/null | head)
 [ -z "$leftovers" ] || { echo "FAIL: left under /usr after purge: $leftovers"; left=1; }
+if grep -q "$mime_type" /usr/share/mime/globs2 /usr/share/applications/mimeinfo.cache 2>/dev/null; then
+  echo "FAIL: the MIME or desktop database still names $mime_type after purge"; left=1
+fi
 [ "$left" -eq 0 ] || exit 1
 echo "package test passed: $deb"
