@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "../protocol/wire.h"
 
 namespace ringmaster::supervisor {
 namespace {
 
+constexpr double kTwoTo63 = 9223372036854775808.0;   // 2^63: the first double past qint64's range
 constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53
 
 double numberOr(const QJsonObject& frame, const char* key, double fallback)
@@ -18,9 +20,14 @@ double numberOr(const QJsonObject& frame, const char* key, double fallback)
     return value.isDouble() ? value.toDouble() : fallback;
 }
 
+// A whole number in qint64's range, else `fallback` (JSON numbers are doubles: finite, but of any size).
 qint64 integerOr(const QJsonObject& frame, const char* key, qint64 fallback)
 {
-    return static_cast<qint64>(numberOr(frame, key, static_cast<double>(fallback)));
+    const auto value = frame.value(QLatin1String(key));
+    if (!value.isDouble()) return fallback;
+    const double number = value.toDouble();
+    if (!std::isfinite(number) || std::floor(number) != number || number < -kTwoTo63 || number >= kTwoTo63) return fallback;
+    return static_cast<qint64>(number);
 }
 
 QString textOf(const QJsonObject& frame, const char* key)
@@ -103,12 +110,13 @@ ReportFrame readReportFrame(const QJsonObject& frame)
     using namespace protocol;
     using Kind = ReportFrame::Kind;
     ReportFrame out;
-    out.version = static_cast<int>(numberOr(frame, kKeyVersion, -1));
+    out.version = integerOr(frame, kKeyVersion, -1);
     out.type = textOf(frame, kKeyType);
     out.kind = kindOf(out.type);
     switch (out.kind) {
     case Kind::Hello: {
-        out.rank = static_cast<int>(numberOr(frame, kKeyRank, -1));
+        const qint64 rank = integerOr(frame, kKeyRank, -1);
+        out.rank = rank >= 0 && rank <= std::numeric_limits<int>::max() ? static_cast<int>(rank) : -1;
         out.pid = integerOr(frame, kKeyPid, 0);
         out.token = textOf(frame, kKeyToken);
         break;

@@ -4,7 +4,8 @@
 // readReportFrame (core/supervisor/report_frame.h), as MetricServer does for a connection.
 // Must hold: how the bytes are chunked changes nothing (the same frames, and an error or none, as one whole
 // read); no frame comes after an error; a frame's fields are what the protocol allows: a kind that matches
-// its type, a hello's rank -1 or non-negative, a "scalars" frame's kept values at most kMaxScalarsPerFrame,
+// its type, an integer field (version, rank, pid, step, epoch) either the number sent or absent (its fallback),
+// a hello's rank -1 or non-negative, a "scalars" frame's kept values at most kMaxScalarsPerFrame,
 // each finite and named by 1 to kMaxScalarNameLength characters without control characters, at a step that
 // is a non-negative integer, and a drop count of zero exactly when no reason is given. No crash, no
 // undefined behaviour (a number such as 1e300 where an integer belongs included), no leak.
@@ -72,6 +73,16 @@ void checkFrame(const QJsonObject& object)
                                                  frame.type != QLatin1String(protocol::kTypeHeartbeat) &&
                                                  frame.type != QLatin1String(protocol::kTypeScalars)));
     FUZZ_CHECK(frame.rank >= -1);
+    // An integer field reads as the number sent, or as absent (its fallback): never as something else.
+    const auto sent = [&](const char* key) { return object.value(QLatin1String(key)).toDouble(std::nan("")); };
+    FUZZ_CHECK(frame.version == -1 || double(frame.version) == sent(protocol::kKeyVersion));
+    FUZZ_CHECK(frame.rank == -1 || double(frame.rank) == sent(protocol::kKeyRank));
+    FUZZ_CHECK(frame.pid == 0 || double(frame.pid) == sent(protocol::kKeyPid));
+    FUZZ_CHECK(frame.step.step == 0 || double(frame.step.step) == sent(protocol::kKeyStep));
+    FUZZ_CHECK(frame.step.epoch == 0 || double(frame.step.epoch) == sent(protocol::kKeyEpoch));
+    FUZZ_CHECK(frame.eval.step == 0 || double(frame.eval.step) == sent(protocol::kKeyStep));
+    FUZZ_CHECK(frame.heartbeatStep == 0 || double(frame.heartbeatStep) == sent(protocol::kKeyStep));
+    FUZZ_CHECK(frame.checkpointStep == 0 || double(frame.checkpointStep) == sent(protocol::kKeyStep));
     FUZZ_CHECK(frame.droppedScalars >= 0);
     FUZZ_CHECK((frame.droppedScalars == 0) == frame.scalarsProblem.isEmpty());
     FUZZ_CHECK(frame.scalars.values.size() <= protocol::kMaxScalarsPerFrame);
