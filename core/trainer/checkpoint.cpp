@@ -270,7 +270,8 @@ void verifyCheckpoint(const std::string& path)
 
 std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::string>* skipped)
 {
-    if (fs::is_regular_file(fileOrRunDir)) {
+    std::error_code unreachable; // a name the system refuses (too long, a loop) is neither, not an exception
+    if (fs::is_regular_file(fileOrRunDir, unreachable)) {
         try {
             verifyCheckpoint(fileOrRunDir);
         } catch (const UsageError& e) {
@@ -279,7 +280,7 @@ std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::
         }
         return fileOrRunDir;
     }
-    if (!fs::is_directory(fileOrRunDir)) {
+    if (!fs::is_directory(fileOrRunDir, unreachable)) {
         throw UsageError("--resume " + fileOrRunDir + ": no such checkpoint file or run directory");
     }
     const auto files = listCheckpoints(fileOrRunDir);
