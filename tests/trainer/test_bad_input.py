@@ -132,8 +132,8 @@ def test_rank_out_of_range(tmp_path):
 
 
 
-# Found by fuzzing (tests/fuzz): each of these crashed the trainer (std::terminate) or made it allocate what a
-# corrupt header declared.
+# Found by fuzzing (tests/fuzz) or while writing its targets: each of these crashed the trainer (std::terminate)
+# or made it allocate what a corrupt header declared.
 
 def idx_folder(tmp_path, images_header, images_data=b""):
     """An IDX folder whose training images file has the given header (labels: 3 valid ones)."""

@@ -152,7 +152,7 @@ struct JpegErrorManager
 
 // Warnings are silent except data that stops early, which libjpeg would otherwise pad with grey: the file ends
 // (JWRN_JPEG_EOF), or a marker such as the end of image comes before the rows are all there (JWRN_HIT_MARKER; a
-// 679-byte file claiming 16384 x 16384 decoded "successfully" to 805 MB of grey, found by fuzz_image).
+// 679-byte file claiming 16384 x 16384 decoded "successfully" to 805 MB of grey, seen while fuzzing).
 void jpegEmitMessage(j_common_ptr cinfo, int level)
 {
     if (level < 0 && (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) jpegErrorExit(cinfo);
