@@ -197,9 +197,9 @@ def test_bad_image_folders(tmp_path):
     cut = make_image(tmp_path / "cut" / "a" / "cut.jpg", "RGB", 42, height=40, width=40)
     cut.write_bytes(cut.read_bytes()[:len(cut.read_bytes()) * 2 // 3])
     fails("image-folder", tmp_path / "cut", names=[cut, "Premature end"])
-    # Small JPEGs whose frame header claims 16384 x 16384 (fuzz_image's memory peak led to them): a baseline one's data ends at its
-    # end-of-image marker, where libjpeg only warned and padded 805 MB of grey; a progressive one had libjpeg
-    # allocate 1.6 GB of coefficients first. Both refused, quickly.
+    # Small JPEGs whose frame header claims 16384 x 16384 (fuzz_image's memory peak led to them): a baseline
+    # one's data ends at its end-of-image marker, where libjpeg only warned and padded 805 MB of grey; a
+    # progressive one had libjpeg allocate 1.6 GB of coefficients first. Both refused, quickly.
     for name, marker, options in (("claims.jpg", b"\xff\xc0", {}), ("claims-progressive.jpg", b"\xff\xc2", {"progressive": True})):
         claims = make_image(tmp_path / "claims" / "a" / name, "RGB", 45, height=8, width=8, **options)
         raw = bytearray(claims.read_bytes())
