@@ -36,6 +36,8 @@ packages=(
   python3-pil
   # Tests: a one-node Slurm (scripts/slurm-local.sh) for the srun and --slurm tests.
   slurm-wlm munge
+  # Fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

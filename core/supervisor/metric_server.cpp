@@ -12,9 +12,6 @@
 #include <QRandomGenerator>
 #include <QStandardPaths>
 
-#include <algorithm>
-#include <cmath>
-
 #include <sys/socket.h>
 
 #include "../protocol/wire.h"
@@ -27,39 +24,6 @@ QString randomToken()
     QByteArray bytes(32, Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32*>(bytes.data()), bytes.size() / 4);
     return QString::fromLatin1(bytes.toHex());
-}
-
-double numberOr(const QJsonObject& frame, const char* key, double fallback)
-{
-    const auto value = frame.value(QLatin1String(key));
-    return value.isDouble() ? value.toDouble() : fallback;
-}
-
-QString textOf(const QJsonObject& frame, const char* key)
-{
-    return frame.value(QLatin1String(key)).toString();
-}
-
-// A step is a non-negative integer that a double holds exactly.
-bool validStep(const QJsonValue& value, qint64* step)
-{
-    constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53
-    if (!value.isDouble()) return false;
-    const double number = value.toDouble();
-    if (!std::isfinite(number) || number < 0 || number > kLargestExactInteger || std::floor(number) != number) return false;
-    *step = static_cast<qint64>(number);
-    return true;
-}
-
-// A scalar's name: 1 to kMaxScalarNameLength characters, none of them a control character (it becomes
-// a CSV field and a chart label).
-bool validScalarName(const QString& name)
-{
-    if (name.isEmpty() || name.size() > protocol::kMaxScalarNameLength) return false;
-    for (const QChar c : name) {
-        if (c.category() == QChar::Other_Control) return false;
-    }
-    return true;
 }
 
 // Equal secrets, in a time that does not depend on where they first differ (the length is not secret).
@@ -219,114 +183,69 @@ void MetricServer::onReadyRead(QIODevice* socket)
 {
     Peer* peer = m_peers.value(socket);
     if (!peer) return;
-    const auto frames = peer->decoder.feed(socket->readAll());
-    for (const auto& frame : frames) {
-        const int version = static_cast<int>(numberOr(frame, protocol::kKeyVersion, -1));
-        if (version != protocol::kProtocolVersion) {
-            return reject(socket, QStringLiteral("protocol version %1, expected %2").arg(version).arg(protocol::kProtocolVersion));
+    const auto objects = peer->decoder.feed(socket->readAll());
+    for (const auto& object : objects) {
+        const ReportFrame frame = readReportFrame(object);
+        if (frame.version != protocol::kProtocolVersion) {
+            return reject(socket, QStringLiteral("protocol version %1, expected %2").arg(frame.version).arg(protocol::kProtocolVersion));
         }
-        const QString type = textOf(frame, protocol::kKeyType);
         if (peer->rank < 0) {
-            const int rank = static_cast<int>(numberOr(frame, protocol::kKeyRank, -1));
-            if (type != QLatin1String(protocol::kTypeHello) || !sameSecret(textOf(frame, protocol::kKeyToken), m_token) || rank < 0) {
-                return reject(socket, type == QLatin1String(protocol::kTypeHello) ? QStringLiteral("wrong token or rank")
-                                                                                  : QStringLiteral("first frame was not a hello"));
+            if (frame.kind != ReportFrame::Kind::Hello || !sameSecret(frame.token, m_token) || frame.rank < 0) {
+                return reject(socket, frame.kind == ReportFrame::Kind::Hello ? QStringLiteral("wrong token or rank")
+                                                                             : QStringLiteral("first frame was not a hello"));
             }
             const qint64 pid = peerPid(socket);
-            const auto claimed = static_cast<qint64>(numberOr(frame, protocol::kKeyPid, 0));
-            if (pid > 0 && claimed != pid) {
-                return reject(socket, QStringLiteral("hello claims pid %1 but the connection comes from pid %2").arg(claimed).arg(pid));
+            if (pid > 0 && frame.pid != pid) {
+                return reject(socket, QStringLiteral("hello claims pid %1 but the connection comes from pid %2").arg(frame.pid).arg(pid));
             }
-            if (m_peerCheck && !m_peerCheck(rank, pid)) {
-                return reject(socket, QStringLiteral("process %1 is not rank %2 of this run").arg(pid).arg(rank));
+            if (m_peerCheck && !m_peerCheck(frame.rank, pid)) {
+                return reject(socket, QStringLiteral("process %1 is not rank %2 of this run").arg(pid).arg(frame.rank));
             }
-            peer->rank = rank;
+            peer->rank = frame.rank;
             peer->helloDeadline->stop();
             const auto* tcp = qobject_cast<QTcpSocket*>(socket);
-            Q_EMIT peerAccepted(rank, tcp ? QStringLiteral("TCP from %1").arg(tcp->peerAddress().toString())
-                                          : QStringLiteral("this host's socket"));
+            Q_EMIT peerAccepted(frame.rank, tcp ? QStringLiteral("TCP from %1").arg(tcp->peerAddress().toString())
+                                                : QStringLiteral("this host's socket"));
             continue;
         }
-        dispatch(peer->rank, frame);
+        dispatch(peer->rank, frame, object);
     }
     if (peer->decoder.failed()) reject(socket, peer->decoder.error());
 }
 
-void MetricServer::dispatch(int rank, const QJsonObject& frame)
+void MetricServer::dispatch(int rank, const ReportFrame& frame, const QJsonObject& object)
 {
-    using namespace protocol;
-    const QString type = textOf(frame, kKeyType);
-    if (type == QLatin1String(kTypeHeartbeat)) {
-        Q_EMIT heartbeatReceived(rank, static_cast<qint64>(numberOr(frame, kKeyStep, 0)), textOf(frame, kKeyPhase));
+    using Kind = ReportFrame::Kind;
+    if (frame.kind == Kind::Heartbeat) {
+        Q_EMIT heartbeatReceived(rank, frame.heartbeatStep, frame.phase);
         return;
     }
     if (rank != 0) {
-        Q_EMIT notice(QStringLiteral("ignored a '%1' frame from rank %2: only rank 0 reports metrics").arg(type).arg(rank));
+        Q_EMIT notice(QStringLiteral("ignored a '%1' frame from rank %2: only rank 0 reports metrics").arg(frame.type).arg(rank));
         return;
     }
-    if (type == QLatin1String(kTypeStep)) {
-        StepMetric m;
-        m.step = static_cast<qint64>(numberOr(frame, kKeyStep, 0));
-        m.epoch = static_cast<qint64>(numberOr(frame, kKeyEpoch, 0));
-        m.loss = numberOr(frame, kKeyLoss, std::nan(""));
-        m.lr = numberOr(frame, kKeyLr, 0);
-        m.samplesPerSec = numberOr(frame, kKeySamplesPerSec, 0);
-        m.wallTime = numberOr(frame, kKeyWallTime, 0);
-        Q_EMIT stepReceived(m);
-    } else if (type == QLatin1String(kTypeEval)) {
-        EvalMetric m;
-        m.epoch = static_cast<qint64>(numberOr(frame, kKeyEpoch, 0));
-        m.step = static_cast<qint64>(numberOr(frame, kKeyStep, 0));
-        m.valLoss = numberOr(frame, kKeyValLoss, std::nan(""));
-        m.valAccuracy = numberOr(frame, kKeyValAccuracy, std::nan(""));
-        Q_EMIT evalReceived(m);
-    } else if (type == QLatin1String(kTypeCheckpoint)) {
-        Q_EMIT checkpointReceived(static_cast<qint64>(numberOr(frame, kKeyStep, 0)), textOf(frame, kKeyPath));
-    } else if (type == QLatin1String(kTypeStatus)) {
-        Q_EMIT statusReceived(textOf(frame, kKeyStatus), frame);
-    } else if (type == QLatin1String(kTypeScalars)) {
-        dispatchScalars(frame);
+    switch (frame.kind) {
+    case Kind::Step: Q_EMIT stepReceived(frame.step); break;
+    case Kind::Eval: Q_EMIT evalReceived(frame.eval); break;
+    case Kind::Checkpoint: Q_EMIT checkpointReceived(frame.checkpointStep, frame.checkpointPath); break;
+    case Kind::Status: Q_EMIT statusReceived(frame.status, object); break;
+    case Kind::Scalars: dispatchScalars(frame); break;
+    case Kind::Hello:
+    case Kind::Heartbeat:
+    case Kind::Other: break;
     }
 }
 
-void MetricServer::dispatchScalars(const QJsonObject& frame)
+void MetricServer::dispatchScalars(const ReportFrame& frame)
 {
-    using namespace protocol;
-    const QJsonValue valuesField = frame.value(QLatin1String(kKeyValues));
-    const QJsonObject values = valuesField.toObject();
-    ScalarBatch batch;
-    qint64 dropped = 0;
-    QString firstProblem;
-    if (!valuesField.isObject()) {
-        dropped = 1;
-        firstProblem = QStringLiteral("its '%1' is not an object of names and numbers").arg(QLatin1String(kKeyValues));
-    } else if (!validStep(frame.value(QLatin1String(kKeyStep)), &batch.step)) {
-        dropped = std::max<qint64>(1, values.size());
-        firstProblem = QStringLiteral("its step is not a non-negative integer");
-    } else {
-        for (auto it = values.begin(); it != values.end(); ++it) {
-            const double value = it.value().isDouble() ? it.value().toDouble() : std::nan("");
-            if (batch.values.size() >= kMaxScalarsPerFrame) {
-                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("more than %1 values in one frame").arg(kMaxScalarsPerFrame);
-            } else if (!validScalarName(it.key())) {
-                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("a name that is empty, longer than %1 characters or has control characters").arg(kMaxScalarNameLength);
-            } else if (!std::isfinite(value)) {
-                if (firstProblem.isEmpty()) firstProblem = QStringLiteral("'%1' is not a finite number").arg(it.key());
-            } else {
-                batch.values.append({it.key(), value});
-                continue;
-            }
-            ++dropped;
-        }
-    }
-    if (dropped > 0) {
+    if (frame.droppedScalars > 0) {
         // Said once per run: a script that keeps sending a bad value must not flood the log.
         if (m_droppedScalars == 0) {
-            Q_EMIT notice(QStringLiteral("dropped scalars from rank 0: %1 (further drops are counted, not logged)").arg(firstProblem));
+            Q_EMIT notice(QStringLiteral("dropped scalars from rank 0: %1 (further drops are counted, not logged)").arg(frame.scalarsProblem));
         }
-        m_droppedScalars += dropped;
+        m_droppedScalars += frame.droppedScalars;
     }
-    if (!batch.values.isEmpty()) Q_EMIT scalarsReceived(batch);
+    if (!frame.scalars.values.isEmpty()) Q_EMIT scalarsReceived(frame.scalars);
 }
 
 } // namespace ringmaster::supervisor

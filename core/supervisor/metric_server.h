@@ -5,6 +5,7 @@
 // frame) must be the rank it claims to be or that rank's descendant: holding the token is not enough
 // to speak for rank 0. A wrong token, pid or protocol version, a malformed or oversized frame closes
 // the connection, is logged, and nothing it sent is used. At most protocol::kMaxConnections are open.
+// What each frame says is read by report_frame.h (no sockets there).
 // Under Slurm a rank may run on another node: listenTcp() also opens a TCP endpoint on one address.
 // There the kernel cannot name the peer's pid, so the token alone admits a connection (compared in
 // constant time, as on the socket) and the peer check is asked with pid 0.
@@ -23,6 +24,7 @@
 #include <memory>
 
 #include "frame_decoder.h"
+#include "report_frame.h"
 #include "run_types.h"
 
 class QHostAddress;
@@ -87,8 +89,8 @@ private:
     void onReadyRead(QIODevice* socket);
     void reject(QIODevice* socket, const QString& why);
     void forget(QIODevice* socket);
-    void dispatch(int rank, const QJsonObject& frame);
-    void dispatchScalars(const QJsonObject& frame);
+    void dispatch(int rank, const ReportFrame& frame, const QJsonObject& object);
+    void dispatchScalars(const ReportFrame& frame);
 
     std::unique_ptr<QTemporaryDir> m_directory;
     QLocalServer* m_server = nullptr;

@@ -8,11 +8,9 @@
 #include <fstream>
 #include <memory>
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include "atomic_file.h"
 #include "errors.h"
+#include "zip_records.h"
 
 namespace fs = std::filesystem;
 
@@ -21,7 +19,6 @@ namespace {
 
 constexpr std::int64_t kCheckpointFormat = 1;
 constexpr const char* kCheckpointPrefix = "step-";
-constexpr std::size_t kCheckpointReadBlock = 1 << 20;
 
 void createFolders(const fs::path& dir)
 {
@@ -227,17 +224,6 @@ void loadCheckpointState(const std::string& path, torch::nn::Module& model, torc
 
 void verifyCheckpoint(const std::string& path)
 {
-    // libarchive checks each zip entry's CRC-32 as its data is read and reports a mismatch as an error.
-    std::unique_ptr<archive, decltype(&archive_read_free)> reader(archive_read_new(), &archive_read_free);
-    if (!reader) throw std::bad_alloc();
-    archive_read_support_format_zip(reader.get());
-    auto damaged = [&](const std::string& what) {
-        return UsageError("--resume " + path + ": damaged checkpoint (" + what + ")");
-    };
-    auto libraryError = [&]() {
-        const char* text = archive_error_string(reader.get());
-        return std::string(text ? text : "unreadable");
-    };
     {
         // A file that does not even start like a zip archive is something else, not a damaged checkpoint.
         std::ifstream in(path, std::ios::binary);
@@ -246,31 +232,16 @@ void verifyCheckpoint(const std::string& path)
             throw UsageError("--resume " + path + ": not a readable Ringmaster checkpoint (not a zip archive)");
         }
     }
-    if (archive_read_open_filename(reader.get(), path.c_str(), kCheckpointReadBlock) != ARCHIVE_OK) {
-        throw damaged(libraryError());
+    if (const std::string damage = zipRecordDamage(path); !damage.empty()) {
+        throw UsageError("--resume " + path + ": damaged checkpoint (" + damage + ")");
     }
-    archive_entry* entry = nullptr;
-    std::vector<char> buffer(kCheckpointReadBlock);
-    int entries = 0;
-    for (;;) {
-        const int status = archive_read_next_header(reader.get(), &entry);
-        if (status == ARCHIVE_EOF) break;
-        if (status != ARCHIVE_OK) throw damaged(libraryError());
-        ++entries;
-        const std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "?";
-        for (;;) {
-            const auto got = archive_read_data(reader.get(), buffer.data(), buffer.size());
-            if (got == 0) break;
-            if (got < 0) throw damaged(name + ": " + libraryError());
-        }
-    }
-    if (entries == 0) throw damaged("no records");
     readCheckpointHeader(path);
 }
 
 std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::string>* skipped)
 {
-    if (fs::is_regular_file(fileOrRunDir)) {
+    std::error_code unreachable; // a name the system refuses (too long, a loop) is neither, not an exception
+    if (fs::is_regular_file(fileOrRunDir, unreachable)) {
         try {
             verifyCheckpoint(fileOrRunDir);
         } catch (const UsageError& e) {
@@ -279,7 +250,7 @@ std::string resolveCheckpoint(const std::string& fileOrRunDir, std::vector<std::
         }
         return fileOrRunDir;
     }
-    if (!fs::is_directory(fileOrRunDir)) {
+    if (!fs::is_directory(fileOrRunDir, unreachable)) {
         throw UsageError("--resume " + fileOrRunDir + ": no such checkpoint file or run directory");
     }
     const auto files = listCheckpoints(fileOrRunDir);

@@ -274,7 +274,8 @@ bool isBuiltinModel(const std::string& model)
 
 void validateConfig(const TrainerConfig& c)
 {
-    if (!isBuiltinModel(c.model) && !std::filesystem::is_regular_file(c.model)) {
+    std::error_code notAFile; // a name the system refuses (too long, a loop) is no file either, not an exception
+    if (!isBuiltinModel(c.model) && !std::filesystem::is_regular_file(c.model, notAFile)) {
         throw UsageError("--model: '" + c.model + "' is neither a built-in model (linear|mlp|cnn) nor an existing "
                          "TorchScript file (save one in Python with torch.jit.save(torch.jit.script(model), PATH))");
     }

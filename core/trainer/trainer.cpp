@@ -109,6 +109,11 @@ int trainerMain(int argc, char** argv)
     } catch (const UsageError& e) {
         std::fprintf(stderr, "ringmaster-trainer: error: %s\n", e.what());
         return kExitUsage;
+    } catch (const std::exception& e) {
+        // Whatever a check missed (a LibTorch error while --validate-only reads the data, say) is one line and
+        // exit 1, never std::terminate.
+        std::fprintf(stderr, "ringmaster-trainer: error: %s\n", oneLineMessage(e).c_str());
+        return kExitFailure;
     }
     setUpLogging(env.rank);
     if (!env.derivedFromSlurm.empty()) spdlog::info("rendezvous from Slurm's environment: {}", env.derivedFromSlurm);

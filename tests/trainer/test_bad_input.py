@@ -1,11 +1,15 @@
 """Bad input: a one-line error naming the flag or file and what would be valid, exit code 2."""
 import gzip
+import os
+import resource
 import shutil
+import struct
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import free_port, run_single
+from conftest import TRAINER, free_port, run_single
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 
@@ -126,3 +130,60 @@ def test_rank_out_of_range(tmp_path):
     check(["--out", str(tmp_path)], "RANK", "[0, 1]",
           env={"WORLD_SIZE": "2", "RANK": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"})
 
+
+
+# Found by fuzzing (tests/fuzz) or while writing its targets: each of these crashed the trainer (std::terminate)
+# or made it allocate what a corrupt header declared.
+
+def idx_folder(tmp_path, images_header, images_data=b""):
+    """An IDX folder whose training images file has the given header (labels: 3 valid ones)."""
+    data = tmp_path / "idx"
+    data.mkdir()
+    (data / "train-images-idx3-ubyte").write_bytes(images_header + images_data)
+    (data / "train-labels-idx1-ubyte").write_bytes(bytes([0, 0, 8, 1, 0, 0, 0, 3, 0, 1, 2]))
+    return data
+
+
+def test_idx_shape_whose_product_overflows(tmp_path):
+    # 3 x (2^32 - 1): the product wrapped past 64 bits to 12884901887, under the 16 GiB limit, and LibTorch's
+    # own overflow check then threw out of --validate-only (std::terminate, core dump).
+    data = idx_folder(tmp_path, bytes([0, 0, 8, 3]) + b"\xff\xff\xff\xff" * 3)
+    check(["--validate-only", "--data", str(data), "--out", str(tmp_path / "run")],
+          "train-images-idx3-ubyte declares an implausible shape")
+
+
+def check_in_2gib(args, *needles):
+    """As check(), with the trainer's data segment and private mappings limited to 2 GiB (RLIMIT_DATA)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    limit = 2 << 30
+    proc = subprocess.run([TRAINER, *args], env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA, (limit, limit)))
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, f"exit code {proc.returncode}, output:\n{output}"
+    for needle in needles:
+        assert needle in output, f"{needle!r} not in:\n{output}"
+
+
+def test_idx_header_promising_gigabytes_allocates_nothing(tmp_path):
+    # A 16-byte file whose header declares 65536 x 65536 x 3 bytes (12 GiB): refused before allocating, so it
+    # holds under a 2 GiB data limit (it used to allocate the 12 GiB first, and abort when that failed).
+    data = idx_folder(tmp_path, bytes([0, 0, 8, 3]) + struct.pack(">III", 3, 65536, 65536))
+    check_in_2gib(["--validate-only", "--data", str(data), "--out", str(tmp_path / "run")],
+                  "train-images-idx3-ubyte is truncated: its header promises 12884901888 bytes")
+
+
+def test_csv_long_header_short_rows_allocates_nothing(tmp_path):
+    # 24,000 columns, then 24,000 rows of one field (96 KiB): the rows are refused before the 24,000 x 23,999
+    # float features (2.1 GiB) are allocated (they used to be allocated first).
+    table = tmp_path / "wide.csv"
+    table.write_text(",".join(f"c{i}" for i in range(24000)) + "\n" + "1\n" * 24000)
+    check_in_2gib(["--probe", "--data", str(table), "--out", str(tmp_path / "run")],
+                  "wide.csv: line 2 has 1 fields, the header has 24000")
+
+
+def test_model_or_resume_name_the_system_refuses(tmp_path):
+    # A name longer than a file name may be (ENAMETOOLONG) threw std::filesystem_error out of the checks.
+    long_name = "m" * 300
+    check(["--model", long_name, "--out", str(tmp_path / "run")], "--model", "neither a built-in model")
+    check(["--validate-only", "--resume", long_name, "--out", str(tmp_path / "run")],
+          "--resume", "no such checkpoint file or run directory")

@@ -5,6 +5,7 @@ import json
 import os
 import struct
 import subprocess
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -196,6 +197,18 @@ def test_bad_image_folders(tmp_path):
     cut = make_image(tmp_path / "cut" / "a" / "cut.jpg", "RGB", 42, height=40, width=40)
     cut.write_bytes(cut.read_bytes()[:len(cut.read_bytes()) * 2 // 3])
     fails("image-folder", tmp_path / "cut", names=[cut, "Premature end"])
+    # Small JPEGs whose frame header claims 16384 x 16384 (fuzz_image's memory peak led to them): a baseline
+    # one's data ends at its end-of-image marker, where libjpeg only warned and padded 805 MB of grey; a
+    # progressive one had libjpeg allocate 1.6 GB of coefficients first. Both refused, quickly.
+    for name, marker, options in (("claims.jpg", b"\xff\xc0", {}), ("claims-progressive.jpg", b"\xff\xc2", {"progressive": True})):
+        claims = make_image(tmp_path / "claims" / "a" / name, "RGB", 45, height=8, width=8, **options)
+        raw = bytearray(claims.read_bytes())
+        frame = raw.find(marker)
+        raw[frame + 5:frame + 9] = struct.pack(">HH", 16384, 16384)
+        claims.write_bytes(bytes(raw))
+        reason = "premature end of data segment" if not options else "Backing store not supported"
+        fails("image-folder", tmp_path / "claims", names=[claims, "corrupt JPEG", reason])
+        claims.unlink()
 
     empty = tmp_path / "d" / "b"
     empty.mkdir()
@@ -265,6 +278,17 @@ def test_bad_tensor_files(tmp_path):
     fails("tensor-file", save(tmp_path / "legacy.pt", {"x": x, "y": y}, _use_new_zipfile_serialization=False),
           names=["legacy.pt", "legacy", "_use_new_zipfile_serialization=False"])
     fails("tensor-file", tmp_path / "missing.pt", names=["missing.pt", "cannot open"])
+    # One flipped byte in a record: LibTorch compares no CRC-32 (x loaded with a wrong value, silently; in
+    # data.pkl its unpickler allocated a length read from the damage, found by tests/fuzz), so we do.
+    for record in ("data/0", "data.pkl"):
+        damaged = save(tmp_path / "damaged.pt", {"x": x, "y": y})
+        raw = bytearray(damaged.read_bytes())
+        with zipfile.ZipFile(damaged) as archive:
+            info = next(i for i in archive.infolist() if i.filename.endswith("/" + record))
+        name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+        raw[info.header_offset + 30 + name_length + extra_length + 5] ^= 0x40
+        damaged.write_bytes(bytes(raw))
+        fails("tensor-file", damaged, names=["damaged.pt", "damaged", record, "CRC"])
 
 
 # ---- CSV tables ----

@@ -265,11 +265,8 @@ LoadedData readCsvTable(const std::string& path, const std::string& labelColumn,
                          " is the header and no data rows follow");
     }
 
-    LoadedData data;
-    data.inputs = torch::empty({rows, columns - 1}, torch::kFloat32);
-    auto* features = data.inputs.data_ptr<float>();
-    LabelColumn labels;
-    labels.name = header[labelIndex];
+    // Every row's width is checked before the feature tensor is allocated: rows x columns is then bounded by the
+    // fields the file holds, never by a long header times many short rows (a few hundred KiB asking for GiBs).
     for (std::int64_t row = 0; row < rows; ++row) {
         const auto& record = records[row + 1];
         const auto fields = static_cast<std::int64_t>(record.fields.size());
@@ -277,6 +274,14 @@ LoadedData readCsvTable(const std::string& path, const std::string& labelColumn,
             throw UsageError(prefix + "line " + std::to_string(record.line) + " has " + std::to_string(fields) +
                              " fields, the header has " + std::to_string(columns));
         }
+    }
+    LoadedData data;
+    data.inputs = torch::empty({rows, columns - 1}, torch::kFloat32);
+    auto* features = data.inputs.data_ptr<float>();
+    LabelColumn labels;
+    labels.name = header[labelIndex];
+    for (std::int64_t row = 0; row < rows; ++row) {
+        const auto& record = records[row + 1];
         for (std::int64_t column = 0; column < columns; ++column) {
             const std::string& field = record.fields[column];
             if (column == labelIndex) {

@@ -1,5 +1,6 @@
 #include "idx_folder.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 
@@ -11,6 +12,10 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr std::uint8_t kIdxTypeUnsignedByte = 0x08;
+// No IDX file this reader takes holds more than 16 GiB of data.
+constexpr std::int64_t kMaxIdxBytes = std::int64_t(1) << 34;
+// Deflate writes at most 1032 bytes of output per byte of input (zlib's documented limit, 1032:1).
+constexpr std::int64_t kMaxDeflateExpansion = 1032;
 
 std::string findIdx(const std::string& dir, const std::string& stem, const std::string& flag)
 {
@@ -86,10 +91,25 @@ torch::Tensor readIdxFile(const std::string& path, int expectedDims)
         throw UsageError("cannot open " + path + ": check that it exists and is readable");
     }
     const auto shape = readIdxHeader(file, path, expectedDims);
+    // Each dimension is up to 2^32 - 1: the product is checked before it could overflow.
     std::int64_t total = 1;
-    for (const auto dim : shape) total *= dim;
-    if (total <= 0 || total > (std::int64_t(1) << 34)) {
-        throw UsageError(path + " declares an implausible shape (corrupt file)");
+    for (const auto dim : shape) {
+        if (dim <= 0 || total > kMaxIdxBytes / dim) {
+            throw UsageError(path + " declares an implausible shape (corrupt file)");
+        }
+        total *= dim;
+    }
+    // A corrupt header must not make the reader allocate what it declares: the data cannot be longer than
+    // the rest of the file, or (gzip'd) than deflate's largest expansion of it.
+    std::error_code error;
+    const auto fileBytes = static_cast<std::int64_t>(std::filesystem::file_size(path, error));
+    const std::int64_t headerBytes = 4 * (1 + expectedDims);
+    const std::int64_t available = error ? kMaxIdxBytes
+                                         : gzdirect(file.handle) ? fileBytes - headerBytes
+                                                                 : std::min(kMaxIdxBytes, fileBytes * kMaxDeflateExpansion);
+    if (total > available) {
+        throw UsageError(path + " is truncated: its header promises " + std::to_string(total) + " bytes of data, the file " +
+                         (gzdirect(file.handle) ? "holds " : "can hold at most ") + std::to_string(available));
     }
     auto tensor = torch::empty(shape, torch::kUInt8);
     if (!file.read(tensor.data_ptr(), static_cast<std::size_t>(total))) {

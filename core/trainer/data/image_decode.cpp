@@ -23,6 +23,9 @@ namespace {
 
 // Refuse images whose decoded size would be absurd (a corrupt header claiming 100000x100000).
 constexpr std::uint64_t kMaxImagePixels = std::uint64_t(1) << 28;
+// libjpeg's working memory: a progressive RGB image needs 6 bytes a pixel until its last scan, so this takes
+// progressive JPEGs up to about 85 megapixels (baseline ones need a few rows only).
+constexpr long kMaxJpegWorkingBytes = 512L << 20;
 constexpr std::size_t kPngSignatureBytes = 8;
 constexpr std::size_t kErrorMessageBytes = 256;
 
@@ -147,10 +150,12 @@ struct JpegErrorManager
     std::longjmp(errors->jump, 1);
 }
 
-// Warnings are silent except a truncated file, which libjpeg would otherwise pad with grey.
+// Warnings are silent except data that stops early, which libjpeg would otherwise pad with grey: the file ends
+// (JWRN_JPEG_EOF), or a marker such as the end of image comes before the rows are all there (JWRN_HIT_MARKER; a
+// 679-byte file claiming 16384 x 16384 decoded "successfully" to 805 MB of grey, seen while fuzzing).
 void jpegEmitMessage(j_common_ptr cinfo, int level)
 {
-    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) jpegErrorExit(cinfo);
+    if (level < 0 && (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) jpegErrorExit(cinfo);
 }
 
 // The one frame that calls setjmp: only C locals here.
@@ -180,10 +185,16 @@ bool decodeJpegInto(const std::uint8_t* data, std::size_t size, bool headerOnly,
     image->width = static_cast<int>(cinfo.output_width);
     image->channels = cinfo.output_components;
     if (!headerOnly) {
+        // libjpeg's own buffers (a progressive image holds every coefficient until its last scan) are bounded;
+        // past the bound it has no backing store and stops with an error instead of allocating.
+        cinfo.mem->max_memory_to_use = kMaxJpegWorkingBytes;
         jpeg_start_decompress(&cinfo);
         const std::size_t stride = std::size_t(image->width) * image->channels;
-        image->pixels.resize(stride * image->height);
+        // Rows are added as they are decoded: a small file claiming a large image fails after the rows it holds,
+        // having touched only their memory.
+        image->pixels.reserve(stride * image->height);
         while (cinfo.output_scanline < cinfo.output_height) {
+            image->pixels.resize(image->pixels.size() + stride);
             JSAMPROW row = image->pixels.data() + std::size_t(cinfo.output_scanline) * stride;
             jpeg_read_scanlines(&cinfo, &row, 1);
         }

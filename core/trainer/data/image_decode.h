@@ -1,7 +1,8 @@
 #pragma once
 // Decodes one PNG or JPEG file held in memory into 8-bit interleaved pixels, for the image-folder
 // reader. Every PNG colour type and bit depth becomes 8-bit grey or RGB (palette expanded, 16-bit
-// reduced to its high byte, alpha dropped); JPEGs become grey or RGB. Corrupt or truncated data is an
+// reduced to its high byte, alpha dropped); JPEGs become grey or RGB (a progressive one that needs more than
+// 512 MiB of libjpeg's working memory, over about 85 megapixels, is refused). Corrupt or truncated data is an
 // error with the library's own reason, never a call to exit() and never a half-decoded image.
 
 #include <cstddef>

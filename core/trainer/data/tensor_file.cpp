@@ -2,7 +2,7 @@
 // writes by default since PyTorch 1.6 (data.pkl plus one record per storage, through
 // caffe2::serialize::PyTorchStreamReader). The legacy format (_use_new_zipfile_serialization=False, a
 // bare pickle stream) is not readable from C++; it is recognised by its first byte and refused with the
-// one-line re-save recipe.
+// one-line re-save recipe. Every record's CRC-32 is checked first (zip_records.h): LibTorch checks none.
 #include "tensor_file.h"
 
 #include <cerrno>
@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "../errors.h"
+#include "../zip_records.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -42,6 +43,11 @@ c10::IValue loadPickle(const std::vector<char>& bytes, const std::string& prefix
                                       "which C++ cannot read; load it in Python and torch.save it again without that option");
         }
         throw UsageError(prefix + "not a file written by torch.save; " + kSaveRecipe);
+    }
+    // LibTorch compares no CRC: a damaged record would load as garbage, or make its unpickler allocate a length
+    // read from the damage (zip_records.h).
+    if (const std::string damage = zipRecordDamage(bytes.data(), bytes.size()); !damage.empty()) {
+        throw UsageError(prefix + "damaged (" + damage + "); write it again with torch.save({\"x\": X, \"y\": Y}, path)");
     }
     try {
         return torch::pickle_load(bytes);
