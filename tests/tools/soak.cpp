@@ -128,7 +128,8 @@ QString killRank(const QString& root, QRandomGenerator& random, QString* lastRun
     QString error;
     if (!supervisor.start(soakJob(root, 0), &error)) return error;
     const qint64 at = 12 + random.bounded(40);
-    const int rank = static_cast<int>(random.bounded(2));
+    static int kills = 0;
+    const int rank = kills++ % 2; // each rank in turn
     if (!QTest::qWaitFor([&] { return supervisor.stepsReceived() >= at || isFinal(supervisor.state()); }, kRunTimeoutMs)) return QStringLiteral("no steps");
     ::kill(static_cast<pid_t>(supervisor.ranks().at(rank).pid), SIGKILL);
     QString problem = expectState(supervisor, RunState::Failed);
