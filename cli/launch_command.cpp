@@ -421,7 +421,9 @@ void LaunchCommand::onFinished(RunState state)
         const auto cause = m_supervisor->rootCause();
         printLine(QStringLiteral("FAILED: %1").arg(cause.summary()));
         for (const auto& line : cause.lastLines) printLine(QStringLiteral("  | ") + line);
-        printLine(QStringLiteral("logs: %1/logs/rank-%2.log").arg(dir).arg(std::max(cause.rank, 0)));
+        if (QFileInfo::exists(dir + QStringLiteral("/logs"))) { // not when the run directory was deleted
+            printLine(QStringLiteral("logs: %1/logs/rank-%2.log").arg(dir).arg(std::max(cause.rank, 0)));
+        }
         m_exitCode = kLaunchExitFailed;
     } else {
         // A script reports no steps over the socket: its own output is in its rank logs.

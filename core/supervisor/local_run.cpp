@@ -72,6 +72,24 @@ LocalRun::~LocalRun()
             rank->process->waitForFinished(kReapTimeoutMs);
         }
     }
+    // A run cut short this way says so in summary.json ("stopped", and why) instead of keeping no status
+    // (or an earlier segment's): the window or launcher that owned it was closed mid-run.
+    if (m_state == RunState::Starting || m_state == RunState::Running || m_state == RunState::Stopping) {
+        if (!m_job.isScript()) {
+            for (const auto& rank : m_ranks) m_dir.removeTempFilesOf(rank->status.pid);
+        }
+        RunDirectory::Outcome outcome;
+        outcome.state = RunState::Stopped;
+        outcome.message = QStringLiteral("the Ringmaster window or launcher that ran it was closed while the run was %1: "
+                                         "every rank was killed, without a final checkpoint")
+                              .arg(runStateName(m_state));
+        outcome.restarts = m_restarts;
+        outcome.worldSize = m_job.worldSize();
+        outcome.metricsReceived = m_stepsReceived;
+        outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
+        m_dir.patchSummary(outcome);
+        m_dir.log(QStringLiteral("state: stopped (%1)").arg(outcome.message));
+    }
 }
 
 QString LocalRun::socketPath() const
@@ -150,6 +168,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
     // Nothing of a previous run in this supervisor may leak into this one's verdict.
     m_verdict.reset();
     m_stopRequested = false;
+    m_dirLost = false;
     m_restarts = 0;
     m_portRetries = 0;
     m_stepsReceived = 0;
@@ -348,6 +367,9 @@ void LocalRun::onWatchdog()
         if (peak > rank->status.peakRssKiB) rank->status.peakRssKiB = peak;
         m_oom.track(rank->process->pid()); // follows a rank moved to another memory cgroup
     }
+    if (!m_dirLost && (m_state == RunState::Starting || m_state == RunState::Running || m_state == RunState::Stopping)) {
+        if (const QString lost = m_dir.lostReason(); !lost.isEmpty()) return failDirectoryLost(lost);
+    }
     if (m_bringingDown || isFinal(m_state) || m_policy.hangTimeoutSec <= 0) return;
     const auto limitMs = static_cast<qint64>(m_policy.hangTimeoutSec * 1000);
     if (m_policy.groupWideProgress) {
@@ -391,6 +413,20 @@ void LocalRun::onWatchdog()
     bringDown(SIGKILL, 0);
 }
 
+void LocalRun::failDirectoryLost(const QString& reason)
+{
+    // Nothing the ranks write from now on can be kept, and a restart would only recreate a stub of the
+    // folder: the group goes down at once and the run fails with the directory named.
+    m_dirLost = true;
+    RootCause cause;
+    cause.reason = reason + QStringLiteral(": every rank was killed; its logs, metrics and checkpoints are gone");
+    m_verdict.setRootCause(cause);
+    m_verdictWindow.stop();
+    m_escalation.stop();
+    log(QStringLiteral("run failed: %1").arg(cause.reason));
+    bringDown(SIGKILL, 0);
+}
+
 void LocalRun::considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end)
 {
     if (m_bringingDown && priority != FailurePriority::Hung) return; // consequences of our own bring-down
@@ -426,6 +462,12 @@ void LocalRun::onRankFinished(int rank, int exitCode, int exitSignal)
     }
     const QString how = describeEnd(end);
     log(QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(r.status.pid).arg(how));
+    if (!m_job.isScript() && !clean) {
+        // A rank killed mid-write leaves NAME.tmp-PID (a partial file that is never read as a checkpoint).
+        for (const QString& partial : m_dir.removeTempFilesOf(r.status.pid)) {
+            log(QStringLiteral("removed %1, a partial file rank %2 was writing when it ended").arg(partial).arg(rank));
+        }
+    }
     if (!clean && !(m_stopRequested && m_bringingDown)) {
         considerFailure(rank, how, priorityOf(end, r.process->lastLines(3)), end);
     }
@@ -487,6 +529,15 @@ void LocalRun::concludeIfAllExited()
     }
     m_escalation.stop();
     m_verdictWindow.stop();
+    if (!m_dirLost) {
+        if (const QString lost = m_dir.lostReason(); !lost.isEmpty()) {
+            m_dirLost = true;
+            RootCause cause;
+            cause.reason = lost + QStringLiteral(": its logs, metrics and checkpoints are gone");
+            m_verdict.setRootCause(cause);
+        }
+    }
+    if (m_dirLost) return finishRun(RunState::Failed); // no restart into a folder that is gone
     const RootCause cause = m_verdict.rootCause();
     if (m_verdict.failed() && !m_stopRequested) {
         // Another process took the rendezvous port after pre-flight picked it: not the job's fault.

@@ -7,7 +7,8 @@
 // relaunches from the latest checkpoint; a rendezvous port taken by another process between pre-flight
 // and rank 0's bind is retried on a new port without counting as a restart. Stop is graceful (SIGTERM,
 // grace period, SIGKILL); destruction kills every rank it still owns, so no trainer outlives its
-// supervisor.
+// supervisor, and marks such a run stopped in summary.json. A run directory deleted under the run fails
+// it at once (never restarted), and a rank killed mid-write has its temp files removed.
 
 #include <QElapsedTimer>
 #include <QList>
@@ -86,6 +87,7 @@ private:
     void onHeartbeat(int rank, qint64 step, const QString& phase);
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
+    void failDirectoryLost(const QString& reason);
     void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
@@ -118,6 +120,7 @@ private:
     FailureVerdict m_verdict;
     bool m_stopRequested = false;
     bool m_bringingDown = false;
+    bool m_dirLost = false;        // the run directory was deleted under the run: failed, never restarted
     int m_restarts = 0;
     int m_portRetries = 0;
     qint64 m_totalSteps = 0;

@@ -8,6 +8,8 @@
 #include <QJsonObject>
 #include <QSaveFile>
 
+#include <sys/stat.h>
+
 namespace ringmaster::supervisor {
 
 bool RunDirectory::adopt(const QString& path, QString* error)
@@ -18,6 +20,7 @@ bool RunDirectory::adopt(const QString& path, QString* error)
         return false;
     }
     m_path = absolute;
+    rememberIdentity();
     m_launcherLog.close();
     m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
     m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
@@ -67,11 +70,48 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
         *error = e.message();
         return false;
     }
+    rememberIdentity();
     m_launcherLog.close();
     m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
     m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
     m_clock.start();
     return true;
+}
+
+void RunDirectory::rememberIdentity()
+{
+    struct stat info {};
+    const bool known = ::stat(QFile::encodeName(m_path).constData(), &info) == 0;
+    m_device = known ? static_cast<quint64>(info.st_dev) : 0;
+    m_inode = known ? static_cast<quint64>(info.st_ino) : 0;
+}
+
+QString RunDirectory::lostReason() const
+{
+    if (m_path.isEmpty() || m_inode == 0) return {};
+    struct stat info {};
+    if (::stat(QFile::encodeName(m_path).constData(), &info) != 0) {
+        return QStringLiteral("the run directory %1 was deleted while the run was active").arg(m_path);
+    }
+    if (static_cast<quint64>(info.st_dev) != m_device || static_cast<quint64>(info.st_ino) != m_inode) {
+        return QStringLiteral("the run directory %1 was deleted while the run was active (a new folder of that name "
+                              "is not this run's)").arg(m_path);
+    }
+    return {};
+}
+
+QStringList RunDirectory::removeTempFilesOf(qint64 pid) const
+{
+    QStringList removed;
+    if (m_path.isEmpty() || pid <= 0) return removed;
+    const QString pattern = QStringLiteral("*.tmp-%1").arg(pid);
+    for (const QString& folder : QStringList{m_path, m_path + QStringLiteral("/checkpoints")}) {
+        const QDir dir(folder);
+        for (const QString& name : dir.entryList({pattern}, QDir::Files | QDir::Hidden)) {
+            if (QFile::remove(dir.filePath(name))) removed << dir.filePath(name);
+        }
+    }
+    return removed;
 }
 
 QString RunDirectory::latestCheckpoint() const
@@ -89,15 +129,17 @@ QString RunDirectory::summaryStatus() const
 
 void RunDirectory::patchSummary(const Outcome& outcome) const
 {
+    if (!lostReason().isEmpty()) return; // never into a folder that took the deleted one's name
     const QString file = m_path + QStringLiteral("/summary.json");
     QJsonObject summary;
     QFile in(file);
     if (in.open(QIODevice::ReadOnly)) summary = QJsonDocument::fromJson(in.readAll()).object();
     in.close();
     const bool failed = outcome.state == RunState::Failed;
-    if (failed || outcome.supervisorOwnsSummary || !summary.contains(QStringLiteral("status"))) {
+    if (failed || !outcome.message.isEmpty() || outcome.supervisorOwnsSummary || !summary.contains(QStringLiteral("status"))) {
         summary.insert(QStringLiteral("status"), runStateName(outcome.state));
     }
+    if (!outcome.message.isEmpty()) summary.insert(QStringLiteral("message"), outcome.message);
     if (outcome.supervisorOwnsSummary || !summary.contains(QStringLiteral("seconds"))) {
         summary.insert(QStringLiteral("seconds"), static_cast<double>(m_clock.elapsed()) / 1000.0);
     }

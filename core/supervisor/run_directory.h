@@ -3,13 +3,15 @@
 // never overwriting another run) or the one being resumed, the resolved job.json, the launcher's log,
 // the newest checkpoint, and summary.json, which the trainer writes and the supervisor completes with
 // what only it knows (final status after a failure, restarts, world size, root cause). For the user's
-// own script, which writes no summary, the supervisor writes all of it.
+// own script, which writes no summary, the supervisor writes all of it. It also notices the directory
+// being deleted (or replaced) under a live run, and removes the temp files a killed rank was writing.
 
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonObject>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 #include "job_spec.h"
 #include "run_types.h"
@@ -33,6 +35,12 @@ public:
     QString latestCheckpoint() const;
     // summary.json's "status" as the trainer wrote it, or empty.
     QString summaryStatus() const;
+    // Empty while the directory prepare() or adopt() took is still there; else one line saying that it
+    // was deleted or replaced by another folder of the same name (checked by device and inode).
+    QString lostReason() const;
+    // Removes the temp files (NAME.tmp-PID: the trainer's atomic writes) that process PID left in the
+    // directory and in checkpoints/ when it was killed mid-write; returns their paths.
+    QStringList removeTempFilesOf(qint64 pid) const;
 
     struct Outcome
     {
@@ -41,6 +49,7 @@ public:
         int worldSize = 0;
         qint64 metricsReceived = 0;
         RootCause rootCause;
+        QString message;                    // the supervisor's word on the end; it also sets the status
         bool supervisorOwnsSummary = false; // a script run: status and seconds are the supervisor's
         qint64 lastStep = -1;               // the step of the last scalar received (-1: none)
         QMap<QString, double> lastScalars;  // the last value of each scalar received
@@ -53,7 +62,11 @@ public:
     void log(const QString& message);
 
 private:
+    void rememberIdentity();
+
     QString m_path;
+    quint64 m_device = 0;                   // the directory's st_dev and st_ino when it was taken
+    quint64 m_inode = 0;
     QFile m_launcherLog;
     QElapsedTimer m_clock;                  // since prepare(): the run's seconds when the program writes none
 };

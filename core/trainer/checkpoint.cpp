@@ -1,12 +1,15 @@
 #include "checkpoint.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "atomic_file.h"
 #include "errors.h"
@@ -25,6 +28,26 @@ void createFolders(const fs::path& dir)
     std::error_code error;
     fs::create_directories(dir, error);
     if (error) throw IoError(dir.string(), "create folder", error.value());
+}
+
+// RUN_DIR/checkpoints only, never RUN_DIR itself: a run directory deleted while the run trains is an
+// error (the rank fails naming the folder), not something to recreate with nothing but checkpoints in it.
+void createCheckpointFolder(const fs::path& dir)
+{
+    std::error_code error;
+    fs::create_directory(dir, error);
+    if (error) throw IoError(dir.string(), "create folder", error.value());
+}
+
+// Test hook, inert unless RINGMASTER_TEST_STALL_CHECKPOINT is set to a step (tests/supervisor/
+// tst_fault_matrix.cpp sets it): the checkpoint of that step stops for up to 60 s after its first bytes
+// reach the temp file, so a test can kill the rank in the middle of a checkpoint write every time.
+constexpr std::chrono::seconds kTestStall{60};
+
+bool stallsForTests(std::int64_t step)
+{
+    const char* value = std::getenv("RINGMASTER_TEST_STALL_CHECKPOINT");
+    return value != nullptr && *value != '\0' && std::strtoll(value, nullptr, 10) == step;
 }
 
 // The step in a checkpoint's file name (step-NNNNNNNN.pt), or -1.
@@ -98,7 +121,7 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
                            torch::optim::Optimizer& optimizer, int keep)
 {
     const fs::path dir = fs::path(runDir) / "checkpoints";
-    createFolders(dir);
+    createCheckpointFolder(dir);
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive modelArchive;
     model.save(modelArchive);
@@ -125,8 +148,13 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
         // never thrown through LibTorch's zip writer (whose destructor would then throw a second time
         // and terminate the process) and never left as a temp file.
         AtomicFile file(path);
-        archive.save_to([&file](const void* data, std::size_t size) {
+        bool stall = stallsForTests(p.step);
+        archive.save_to([&file, &stall](const void* data, std::size_t size) {
             file.writeOrRecord(data, size);
+            if (stall) { // the test hook above: off unless its variable names this step
+                stall = false;
+                std::this_thread::sleep_for(kTestStall);
+            }
             return size;
         });
         file.commit();

@@ -35,7 +35,8 @@ inline constexpr const char* kAbandonedPrefix = "abandoned-";
 
 // Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep`.
 // Returns the path written. Throws IoError (path and reason) when it cannot be written; the older
-// checkpoints are then untouched.
+// checkpoints are then untouched. RUN_DIR must exist: a run directory deleted mid-run is an IoError
+// naming RUN_DIR/checkpoints, never recreated.
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
                            torch::optim::Optimizer& optimizer, int keep);
 

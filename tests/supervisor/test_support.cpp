@@ -1,6 +1,8 @@
 #include "test_support.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -80,6 +82,63 @@ int csvRows(const QString& path)
 QJsonObject readJson(const QString& path)
 {
     return QJsonDocument::fromJson(readAll(path).toUtf8()).object();
+}
+
+QList<qint64> ringmasterProcesses(const QString& marker)
+{
+    QList<qint64> found;
+    const qint64 self = QCoreApplication::applicationPid();
+    for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool number = false;
+        const qint64 pid = entry.toLongLong(&number);
+        if (!number || pid == self) continue;
+        QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
+        if (!comm.open(QIODevice::ReadOnly) || !comm.readAll().startsWith("ringmaster-")) continue;
+        const QChar state = proc::state(pid);
+        if (state == QLatin1Char('Z') || state == QLatin1Char('?')) continue;
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        const bool mine = proc::parentPid(pid) == self ||
+                          (!marker.isEmpty() && cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains(marker.toUtf8()));
+        if (mine) found.append(pid);
+    }
+    return found;
+}
+
+QStringList tempFilesUnder(const QString& dir)
+{
+    QStringList found;
+    QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString path = it.next();
+        if (it.fileName().contains(QStringLiteral(".tmp"))) found.append(QDir(dir).relativeFilePath(path));
+    }
+    return found;
+}
+
+QString environmentOf(qint64 pid, const QString& name)
+{
+    QFile file(QStringLiteral("/proc/%1/environ").arg(pid));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    const QByteArray prefix = name.toUtf8() + '=';
+    for (const QByteArray& pair : file.readAll().split('\0')) {
+        if (pair.startsWith(prefix)) return QString::fromUtf8(pair.mid(prefix.size()));
+    }
+    return {};
+}
+
+QString sharedMemorySegmentOf(qint64 pid)
+{
+    // "ADDR PERMS OFFSET DEV INODE PATH": the device and inode tell apart two segments that had one name.
+    static const QRegularExpression segment(QStringLiteral("(\\S+) +(\\d+) +(/dev/shm/ringmaster-\\S+)"));
+    const auto match = segment.match(readAll(QStringLiteral("/proc/%1/maps").arg(pid)));
+    return match.hasMatch() ? QStringLiteral("%1 (device %2, inode %3)").arg(match.captured(3), match.captured(1), match.captured(2)) : QString();
+}
+
+QList<qint64> csvSteps(const QString& path)
+{
+    QList<qint64> steps;
+    for (const QString& value : csvColumn(path, 0)) steps.append(value.toLongLong());
+    return steps;
 }
 
 QString writeFile(const QString& path, const QByteArray& content, bool executable)

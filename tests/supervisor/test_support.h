@@ -23,6 +23,19 @@ int csvRows(const QString& path);
 QStringList csvColumn(const QString& path, int column);
 QString readAll(const QString& path);
 QJsonObject readJson(const QString& path);
+// Living (not zombie) ringmaster-* processes (launcher, trainer) that are children of this test or
+// whose command line holds `marker` (a test's temporary folder: a trainer's --out, a launcher's
+// --output-root), so that a stray rank is found even after its launcher died and init adopted it.
+QList<qint64> ringmasterProcesses(const QString& marker);
+// Every file under `dir` whose name holds ".tmp" (a partial atomic write), relative to `dir`.
+QStringList tempFilesUnder(const QString& dir);
+// A variable of a live process's environment (/proc/PID/environ), or empty.
+QString environmentOf(qint64 pid, const QString& name);
+// The /dev/shm/ringmaster-* segment a live process maps (the shared-memory gradient path) with its
+// device and inode ("/dev/shm/ringmaster-12-34 (device 00:19, inode 5)"), or empty.
+QString sharedMemorySegmentOf(qint64 pid);
+// The "step" column of a metrics.csv as numbers.
+QList<qint64> csvSteps(const QString& path);
 // Writes a file (optionally executable); returns its path, or empty when it cannot be written.
 QString writeFile(const QString& path, const QByteArray& content, bool executable = false);
 
