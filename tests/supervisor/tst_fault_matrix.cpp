@@ -275,6 +275,7 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitFor([&] { QDir(dir).removeRecursively(); return !QFileInfo::exists(dir); }, 10000));
         QVERIFY2(launch.finish(15000), qPrintable(launch.output));
         const qint64 ms = clock.elapsed();
+        qInfo("ringmaster-launch exited %lld ms after the run directory was deleted", ms);
         QCOMPARE(launch.process.exitStatus(), QProcess::NormalExit);
         QCOMPARE(launch.process.exitCode(), 1);
         QVERIFY2(ms < 5000, qPrintable(QString::number(ms)));
