@@ -5,7 +5,9 @@
 #   scripts/sanitize.sh tsan   ThreadSanitizer: the supervisor's tests and 2-rank trainer runs (reporter thread,
 #                              shared-memory all-reduce with its overlapped communication thread)
 #   scripts/sanitize.sh        both
-# RINGMASTER_ASAN_BUILD_DIR and RINGMASTER_TSAN_BUILD_DIR override the folders (default build-asan, build-tsan).
+# RINGMASTER_ASAN_BUILD_DIR and RINGMASTER_TSAN_BUILD_DIR override the folders (default build-fuzz, build-tsan): the
+# ASan folder is configured as scripts/fuzz.sh configures its own (ASan + UBSan + libFuzzer's coverage), so one build
+# serves both.
 # LibTorch, Qt and the system libraries are not instrumented: what is found inside them is suppressed in
 # tests/sanitizers/*.supp, each line with its reason. Anything found in Ringmaster's own code fails the run.
 set -euo pipefail
@@ -51,7 +53,7 @@ two_rank_run() { # launcher, trainer, label
 asan_tests_exclude="package|slurm|trainer\.|python\.|cli\.|tst_launch|tst_run_supervisor|tst_main_window|tst_resume_run|tst_script_form|fault"
 
 run_asan() {
-  local dir=${RINGMASTER_ASAN_BUILD_DIR:-$here/build-asan} start=$(date +%s)
+  local dir=${RINGMASTER_ASAN_BUILD_DIR:-${RINGMASTER_FUZZ_BUILD_DIR:-$here/build-fuzz}} start=$(date +%s)
   configure "$dir" address,undefined -DRINGMASTER_FUZZ=ON
   cmake --build "$dir" -- -j 2
   local built=$(date +%s)
