@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -51,7 +52,13 @@ template <typename Field>
 Setter intField(Field TrainerConfig::*field)
 {
     return [field](TrainerConfig& c, const std::string& f, const std::string& v) {
-        c.*field = static_cast<Field>(toInt(f, v));
+        const std::int64_t value = toInt(f, v);
+        // An int flag given 4294967297 must not wrap to 1 (--epochs) or to a negative (--threads).
+        if (value < std::numeric_limits<Field>::min() || value > std::numeric_limits<Field>::max()) {
+            throw UsageError("--" + f + ": " + v + " is out of range (at most " +
+                             std::to_string(std::numeric_limits<Field>::max()) + ")");
+        }
+        c.*field = static_cast<Field>(value);
     };
 }
 

@@ -187,3 +187,11 @@ def test_model_or_resume_name_the_system_refuses(tmp_path):
     check(["--model", long_name, "--out", str(tmp_path / "run")], "--model", "neither a built-in model")
     check(["--validate-only", "--resume", long_name, "--out", str(tmp_path / "run")],
           "--resume", "no such checkpoint file or run directory")
+
+
+def test_integer_flag_past_its_type(tmp_path):
+    # --epochs 4294967297 wrapped to 1 epoch (and --threads 2147483648 to a negative) without a word.
+    check(["--validate-only", "--epochs", "4294967297", "--out", str(tmp_path / "run")], "--epochs", "out of range")
+    job = tmp_path / "job.json"
+    job.write_text('{"trainer": {"keep_checkpoints": 2147483648}}')
+    check(["--validate-only", "--job", str(job), "--out", str(tmp_path / "run")], "--keep-checkpoints", "out of range")
