@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -248,12 +249,16 @@ void applyJobFile(const std::string& path, TrainerConfig& config)
     }
     nlohmann::json doc;
     try {
-        in >> doc;
+        // Parsed whole (strict): text after the object is an error, as it is for the launcher's reader.
+        doc = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
     } catch (const nlohmann::json::exception& e) {
         throw UsageError("job file '" + path + "' is not valid JSON: " + e.what());
     }
     if (!doc.is_object()) {
         throw UsageError("job file '" + path + "' must hold a JSON object");
+    }
+    if (doc.contains("trainer") && !doc["trainer"].is_object()) {
+        throw UsageError("job file '" + path + "': \"trainer\" must be an object of trainer flags, e.g. {\"epochs\": 3}");
     }
     const nlohmann::json& section = doc.contains("trainer") ? doc["trainer"] : doc;
     for (const auto& [key, value] : section.items()) {

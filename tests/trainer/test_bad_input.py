@@ -88,6 +88,18 @@ def test_malformed_job_file(tmp_path):
     check(["--job", str(job)], "job file", "not valid JSON")
 
 
+def test_job_file_with_text_after_the_object(tmp_path):
+    job = tmp_path / "job.json"
+    job.write_text('{"trainer": {"epochs": 1}} {"trainer": {"epochs": 999}}')
+    check(["--job", str(job)], "job file", "not valid JSON")
+
+
+def test_job_file_trainer_not_an_object(tmp_path):
+    job = tmp_path / "job.json"
+    job.write_text('{"trainer": ["--epochs", "3"]}')
+    check(["--job", str(job)], "job file", '"trainer" must be an object of trainer flags')
+
+
 def test_job_file_bad_value(tmp_path):
     job = tmp_path / "job.json"
     job.write_text('{"trainer": {"batch_size": 0}}')
