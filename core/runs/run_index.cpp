@@ -1,5 +1,7 @@
 #include "run_index.h"
 
+#include "run_liveness.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -119,12 +121,16 @@ RunRecord recordFromStored(const QJsonObject& stored, const QString& dir, const 
 RunRecord loadRunRecord(const QString& dirPath, IndexUse* use)
 {
     const RunFingerprint fingerprint = fingerprintRun(dirPath);
-    if (auto record = indexedRunRecord(dirPath, fingerprint)) {
+    RunRecord record;
+    if (auto indexed = indexedRunRecord(dirPath, fingerprint)) {
         if (use) *use = IndexUse::Fresh;
-        return *std::move(record);
+        record = *std::move(indexed);
+    } else {
+        if (use) *use = IndexUse::Rebuilt;
+        record = rebuildRunRecord(dirPath, fingerprint);
     }
-    if (use) *use = IndexUse::Rebuilt;
-    return rebuildRunRecord(dirPath, fingerprint);
+    applyRunLiveness(&record);   // never stored in the index: see run_liveness.h
+    return record;
 }
 
 std::optional<RunRecord> indexedRunRecord(const QString& dirPath, const RunFingerprint& fingerprint)

@@ -54,7 +54,8 @@ struct RunFingerprint
 
 RunFingerprint fingerprintRun(const QString& dir);
 
-// The run's record, from its index when that is fresh, else read from the files (and the index saved).
+// The run's record, from its index when that is fresh, else read from the files (and the index saved), with
+// its liveness (run_liveness.h) asked now.
 RunRecord loadRunRecord(const QString& dir, IndexUse* use = nullptr);
 // Its two halves, with the fingerprint already taken (the listing has it, and looks into the runs' indexes
 // from several threads but reads runs' files from one: parsing CSVs in 8 threads was no faster on 2 busy

@@ -1,5 +1,7 @@
 #include "run_listing.h"
 
+#include "run_liveness.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -231,6 +233,7 @@ QList<RunRecord> listRuns(const QStringList& roots, ListingCounts* counts)
     if (!counts) counts = &ignored;
     QList<RunRecord> runs;
     for (const QString& root : roots) listRoot(QDir::cleanPath(QFileInfo(root).absoluteFilePath()), &runs, counts);
+    for (RunRecord& run : runs) applyRunLiveness(&run);   // never from an index: see run_liveness.h
     std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
         if (a.started.isValid() != b.started.isValid()) return a.started.isValid();
         if (a.started != b.started) return a.started < b.started;

@@ -88,6 +88,7 @@ LocalRun::~LocalRun()
         outcome.metricsReceived = m_stepsReceived;
         outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
         m_dir.patchSummary(outcome);
+    m_dir.releaseRunLock();   // the run has its final status: it may be resumed, by this process or another
         m_dir.log(QStringLiteral("state: stopped (%1)").arg(outcome.message));
     }
 }
@@ -153,7 +154,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = m_server->error();
         return false;
     }
-    if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error)) return false;
+    if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
     if (!m_scalarRecorder.open(m_dir.path())) log(m_scalarRecorder.error()); // the run goes on; charts still get values
     m_scalarWriteFailed = false;
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
@@ -609,6 +610,7 @@ void LocalRun::finishRun(RunState state)
     outcome.lastStep = m_lastScalarStep;
     outcome.lastScalars = m_lastScalars;
     m_dir.patchSummary(outcome);
+    m_dir.releaseRunLock();   // the run has its final status: it may be resumed, by this process or another
     if (state == RunState::Failed) {
         log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
         for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));

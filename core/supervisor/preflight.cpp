@@ -4,11 +4,13 @@
 #include "gpu_placement.h"
 #include "metric_line_parser.h"
 #include "program_checks.h"
+#include "run_lock.h"
 #include "slurm/slurm_preflight.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QStandardPaths>
@@ -32,6 +34,19 @@ QString checkCpuRanks(const JobSpec& job)
 }
 
 } // namespace
+
+// A resume of a run directory that a launcher or the app is running now (it holds the run's lock).
+QString checkNotRunningNow(const JobSpec& job)
+{
+    if (job.resume.isEmpty()) return {};
+    const QString dir = runDirectoryOf(job.resume);
+    std::string holder;
+    if (dir.isEmpty() || protocol::probeRunLock(QFile::encodeName(dir).toStdString(), &holder) != protocol::RunLockState::Held) {
+        return {};
+    }
+    return QStringLiteral("--resume %1: %2 is being run right now by %3: stop that run first, or resume another")
+        .arg(job.resume, dir, QString::fromStdString(holder));
+}
 
 QString checkOutputFolder(const QString& target)
 {
@@ -230,6 +245,7 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
     } else if (!(result.error = checkTrainerProgram(job, result.trainerPath)).isEmpty()) {
         return result;
     }
+    if (!(result.error = checkNotRunningNow(job)).isEmpty()) return result;
     if (job.maxRestarts < 0) { result.error = QStringLiteral("--max-restarts: must be >= 0"); return result; }
     if (!(job.heartbeatTimeoutSec > 0 && job.heartbeatTimeoutSec <= kMaxHeartbeatTimeoutSec)) {
         result.error = QStringLiteral("--heartbeat-timeout %1: must be more than 0 and at most %2 seconds")

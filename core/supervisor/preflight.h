@@ -6,7 +6,8 @@
 // flags, so its messages name the flag the user gave), and a free master port. For the user's own
 // script, instead of the trainer: the script is a readable file, the interpreter exists and can
 // `import torch` (its version is reported). Nothing is created
-// when a check fails. It can take a second or more: a GUI runs it off its own thread.
+// when a check fails. A --resume of a run directory that a launcher or the app runs now (it holds the run's
+// lock, run_lock.h) is refused first. It can take a second or more: a GUI runs it off its own thread.
 
 #include <QList>
 

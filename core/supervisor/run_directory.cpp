@@ -28,7 +28,7 @@ bool RunDirectory::adopt(const QString& path, QString* error)
     return true;
 }
 
-bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error)
+bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error, bool holdRunLock)
 {
     bool created = false;
     if (!job.resume.isEmpty()) {
@@ -59,6 +59,18 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
         *error = QStringLiteral("cannot create the run directory %1: check permissions and free space").arg(m_path);
         return false;
     }
+    if (holdRunLock) {
+        std::string detail;
+        const auto taken = m_runLock.acquire(QFile::encodeName(m_path).toStdString(), &detail);
+        if (taken != protocol::RunLock::Result::Taken) {
+            if (created) QDir(m_path).removeRecursively();
+            *error = taken == protocol::RunLock::Result::HeldElsewhere
+                         ? QStringLiteral("%1 is being run right now by %2: stop that run first, or resume another")
+                               .arg(m_path, QString::fromStdString(detail))
+                         : QStringLiteral("%1: %2").arg(m_path, QString::fromStdString(detail));
+            return false;
+        }
+    }
     JobSpec resolved = job;
     resolved.runDir = m_path;
     resolved.masterPort = masterPort;
@@ -66,6 +78,7 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
     try {
         resolved.save(jobFile());
     } catch (const JobError& e) {
+        m_runLock.release();
         if (created) QDir(m_path).removeRecursively();
         *error = e.message();
         return false;

@@ -5,6 +5,8 @@
 // what only it knows (final status after a failure, restarts, world size, root cause). For the user's
 // own script, which writes no summary, the supervisor writes all of it. It also notices the directory
 // being deleted (or replaced) under a live run, and removes the temp files a killed rank was writing.
+// A run on this machine holds the directory's supervisor lock (run_lock.h) from prepare() until the run
+// ends, so a reader can tell it is running, or interrupted when this process died without a final status.
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -14,6 +16,7 @@
 #include <QStringList>
 
 #include "job_spec.h"
+#include "run_lock.h"
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
@@ -21,9 +24,13 @@ namespace ringmaster::supervisor {
 class RunDirectory
 {
 public:
-    // Picks (for a resume: finds) the directory, creates it with logs/, writes the resolved job.json
-    // and opens logs/launcher.log. Returns false with *error set; for a new run nothing is left behind.
-    bool prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error);
+    // Picks (for a resume: finds) the directory, creates it with logs/, takes its supervisor lock when
+    // holdRunLock (a run on this machine; a resume of a directory another process is running is refused
+    // before anything is written), writes the resolved job.json and opens logs/launcher.log. Returns false
+    // with *error set; for a new run nothing is left behind.
+    bool prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error, bool holdRunLock);
+    // Lets go of the supervisor lock (the run has its final status).
+    void releaseRunLock() { m_runLock.release(); }
 
     // Takes over an existing run directory without writing anything but the launcher's log (a Slurm run
     // followed again after the launcher that submitted it exited). False with *error set when it has no job.json.
@@ -68,6 +75,7 @@ private:
     quint64 m_device = 0;                   // the directory's st_dev and st_ino when it was taken
     quint64 m_inode = 0;
     QFile m_launcherLog;
+    protocol::RunLock m_runLock;
     QElapsedTimer m_clock;                  // since prepare(): the run's seconds when the program writes none
 };
 

@@ -13,6 +13,8 @@
 
 #include <csignal>
 
+#include "run_index.h"
+#include "run_listing.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor::test;
@@ -287,12 +289,29 @@ private Q_SLOTS:
         const QString dir = launch.runDir();
         QVERIFY(QTest::qWaitFor([&] { return trainerPids(dir).size() == 2; }, kRunTimeoutMs));
         const auto pids = trainerPids(dir);
+        // While it runs, the runs library says so (the launcher holds the run's lock), and a second launcher
+        // cannot resume the same directory: one line naming the holder, exit 2, job.json untouched.
+        QCOMPARE(ringmaster::runs::loadRunRecord(dir).status, QStringLiteral("running"));
+        const QString jobBefore = readAll(dir + QStringLiteral("/job.json"));
+        LaunchProcess second;
+        second.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--resume"), dir});
+        QVERIFY(second.process.waitForFinished(kRunTimeoutMs));
+        second.read();
+        QCOMPARE(second.process.exitCode(), 2);
+        QVERIFY2(second.output.contains(QStringLiteral("is being run right now by pid %1").arg(launch.process.processId())),
+                 qPrintable(second.output));
+        QCOMPARE(readAll(dir + QStringLiteral("/job.json")), jobBefore);
+
         QCOMPARE(::kill(static_cast<pid_t>(launch.process.processId()), SIGKILL), 0);
         QVERIFY(launch.process.waitForFinished(10000));
         // PR_SET_PDEATHSIG kills each rank when the launcher dies; failing that, the ranks' reporter
         // warns on the closed socket into a closed stderr and SIGPIPE ends them (measured: removing
         // PDEATHSIG alone does not make this test fail, so it checks the property, not one mechanism).
         QVERIFY(QTest::qWaitFor([&] { return processGone(pids.at(0)) && processGone(pids.at(1)); }, 10000));
+        // The run is not left "unknown": its launcher died without a final status.
+        const auto listed = ringmaster::runs::listRuns({root.path()});
+        QCOMPARE(listed.size(), 1);
+        QCOMPARE(listed.first().status, QStringLiteral("interrupted"));
     }
 };
 

@@ -1,5 +1,6 @@
 // The desktop app (offscreen, the real MainWindow and real trainers) facing the end of its own session:
-// the window closed mid-run, the window destroyed mid-run, and many short runs in a row from one window,
+// the window closed mid-run, the window destroyed mid-run, the app process killed with SIGKILL (the run is
+// listed "interrupted"), and many short runs in a row from one window,
 // with the process's descriptors, threads and memory measured. After each: every pid the window showed
 // is gone, no ringmaster process of the test is left, no partial file remains, and summary.json says
 // how the run ended. RINGMASTER_GUI_SESSION_RUNS sets how many runs in a row (default kDefaultRuns, about
@@ -8,12 +9,16 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QLabel>
+#include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+
 #include "main_window.h"
 #include "rank_table.h"
+#include "run_listing.h"
 #include "run_supervisor.h"
 #include "test_support.h"
 
@@ -176,6 +181,46 @@ private Q_SLOTS:
         QVERIFY2(summary.value(QStringLiteral("message")).toString().contains(QStringLiteral("closed while the run was running")),
                  qPrintable(summary.value(QStringLiteral("message")).toString()));
         QCOMPARE(tempFilesUnder(dir), QStringList());
+    }
+
+    // The app process killed with SIGKILL mid-run (no destructor runs): its ranks die with it (PDEATHSIG), and
+    // the run, "running" until then, is listed "interrupted" rather than keeping no status.
+    void killingTheAppLeavesAnInterruptedRun()
+    {
+        const QString app = qEnvironmentVariable("RINGMASTER_GUI");
+        QVERIFY2(QFile::exists(app), "RINGMASTER_GUI names the built ringmaster");
+        const QString root = m_root.filePath(QStringLiteral("sigkill"));
+        const QString home = m_root.filePath(QStringLiteral("sigkill-home"));
+        QVERIFY(QDir().mkpath(root) && QDir().mkpath(home + QStringLiteral("/runtime")));
+        QFile::setPermissions(home + QStringLiteral("/runtime"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QString jobFile = home + QStringLiteral("/long.ringmaster.json");
+        longJob(root).save(jobFile);
+
+        QProcess process;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("HOME"), home);
+        environment.insert(QStringLiteral("XDG_CONFIG_HOME"), home + QStringLiteral("/.config"));
+        environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), home + QStringLiteral("/runtime"));
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        process.setProcessEnvironment(environment);
+        process.start(app, {jobFile, QStringLiteral("--start")});
+        QVERIFY(process.waitForStarted());
+        QString dir;
+        QVERIFY(QTest::qWaitFor([&] {
+            const auto runs = QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+            dir = runs.isEmpty() ? QString() : root + QLatin1Char('/') + runs.first();
+            return !dir.isEmpty() && trainerPids(dir).size() == 2 && QFileInfo::exists(dir + QStringLiteral("/metrics.csv"));
+        }, kRunTimeoutMs));
+        const QList<qint64> pids = trainerPids(dir);
+        QCOMPARE(runs::listRuns({root}).value(0).status, QStringLiteral("running"));
+
+        QCOMPARE(::kill(static_cast<pid_t>(process.processId()), SIGKILL), 0);
+        QVERIFY(process.waitForFinished(10000));
+        QVERIFY(QTest::qWaitFor([&] { return processGone(pids.at(0)) && processGone(pids.at(1)); }, 10000));
+        QCOMPARE(ringmasterProcesses(root), QList<qint64>());
+        const auto listed = runs::listRuns({root});
+        QCOMPARE(listed.size(), 1);
+        QCOMPARE(listed.first().status, QStringLiteral("interrupted"));
     }
 
     // Many short runs from one window: each completes and leaves no process; after a warm-up, the

@@ -120,7 +120,7 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = m_server->error();
         return false;
     }
-    if (!m_dir.prepare(m_job, 0, checked.trainerPath, error)) return false;
+    if (!m_dir.prepare(m_job, 0, checked.trainerPath, error, /*holdRunLock=*/false)) return false;
     const int world = m_job.slurm.nodes * slurmTasksPerNode(m_job, m_job.slurm);
     for (int r = 0; r < world; ++r) {
         RankStatus status;

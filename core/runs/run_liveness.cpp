@@ -1,0 +1,40 @@
+#include "run_liveness.h"
+
+#include "run_lock.h"
+
+#include <QFile>
+
+#include <sys/stat.h>
+
+namespace ringmaster::runs {
+namespace {
+
+// Modification time in nanoseconds, or -1 when the file is missing.
+qint64 mtimeNs(const QString& path)
+{
+    struct stat info {};
+    if (::stat(QFile::encodeName(path).constData(), &info) != 0) return -1;
+    return static_cast<qint64>(info.st_mtim.tv_sec) * 1000000000LL + info.st_mtim.tv_nsec;
+}
+
+bool isFinalStatus(const QString& status)
+{
+    return status == QLatin1String("completed") || status == QLatin1String("failed") || status == QLatin1String("stopped");
+}
+
+} // namespace
+
+void applyRunLiveness(RunRecord* record)
+{
+    const QByteArray dir = QFile::encodeName(record->path);
+    switch (protocol::probeRunLock(dir.toStdString())) {
+    case protocol::RunLockState::NoLockFile: return;
+    case protocol::RunLockState::Held: record->status = QString::fromLatin1(kStatusRunning); return;
+    case protocol::RunLockState::Free: break;
+    }
+    const qint64 locked = mtimeNs(record->path + QLatin1Char('/') + QLatin1String(protocol::kRunLockFile));
+    const qint64 summary = mtimeNs(record->path + QStringLiteral("/summary.json"));
+    if (!isFinalStatus(record->status) || summary < locked) record->status = QString::fromLatin1(kStatusInterrupted);
+}
+
+} // namespace ringmaster::runs
