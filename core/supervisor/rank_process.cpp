@@ -153,6 +153,14 @@ void RankProcess::drain(QProcess::ProcessChannel channel, QByteArray& partial, c
         writeLine(tag, partial.mid(start, newline - start));
     }
     partial.remove(0, start);
+    // The unfinished line stays bounded: a progress bar redrawn with carriage returns (tqdm) keeps only its
+    // latest state, as a terminal would show it (a '\r' at the very end may be half of "\r\n", so it stays);
+    // a line longer than kMaxLineBytes is logged in pieces of that size as it arrives.
+    if (const qsizetype redraw = partial.lastIndexOf('\r', partial.size() - 2); redraw > 0) partial.remove(0, redraw);
+    while (partial.size() > kMaxLineBytes) {
+        writeLine(tag, partial.left(kMaxLineBytes));
+        partial.remove(0, kMaxLineBytes);
+    }
     if (flushAll && !partial.isEmpty()) {
         writeLine(tag, partial);
         partial.clear();
@@ -163,6 +171,8 @@ void RankProcess::writeLine(const char* tag, const QByteArray& line)
 {
     QByteArray clean = line;
     if (clean.endsWith('\r')) clean.chop(1);
+    // A line redrawn with carriage returns is logged as it ended up on a terminal: its last state.
+    if (const qsizetype redraw = clean.lastIndexOf('\r'); redraw >= 0) clean.remove(0, redraw + 1);
     const QByteArray stamped = QDateTime::currentDateTime().toString(Qt::ISODateWithMs).toUtf8() + ' ' + tag + ' ' +
                                clean + '\n';
     m_log.write(stamped);

@@ -4,7 +4,9 @@
 // checked in the child, which exits 126 with a message on failure, and again in the parent), asks
 // the kernel to SIGKILL it if the supervisor dies (PR_SET_PDEATHSIG), and marks every inherited
 // descriptor above stderr close-on-exec. stdin is /dev/null. stdout and stderr are split into lines,
-// timestamped and appended to logs/rank-N.log, and emitted as lines.
+// timestamped and appended to logs/rank-N.log, and emitted as lines. What is buffered stays bounded: a line
+// redrawn with carriage returns (a progress bar) keeps only its last state, and a line longer than
+// kMaxLineBytes is logged in pieces of that size as it arrives.
 
 #include <QFile>
 #include <QObject>
@@ -33,6 +35,8 @@ public:
     bool waitForFinished(int msecs) { return m_process.waitForFinished(msecs); }
     // The last lines it printed (kept in memory for failure reports; the file has them all).
     QStringList lastLines(int count) const;
+    // What is held of a stdout line that has not ended yet (bounded: see above).
+    QByteArray unfinishedOutputLine() const { return m_partialOut; }
 
 Q_SIGNALS:
     void finished(int rank, int exitCode, int exitSignal);
@@ -45,6 +49,7 @@ private:
     void failStart(const QString& why);
 
     static constexpr int kTailLines = 200;
+    static constexpr qsizetype kMaxLineBytes = 64 * 1024;
     static constexpr int kStartTimeoutMs = 10000;
 
     int m_rank;
