@@ -209,6 +209,18 @@ def test_bad_image_folders(tmp_path):
         reason = "premature end of data segment" if not options else "Backing store not supported"
         fails("image-folder", tmp_path / "claims", names=[claims, "corrupt JPEG", reason])
         claims.unlink()
+    # A PNG with valid checksums whose header claims 16384 x 16384 over a few bytes of data: refused from its
+    # header (its rows could not fit in its size even at deflate's best ratio), before any pixel is allocated
+    # (it used to allocate and zero 805 MB first).
+    claims = make_image(tmp_path / "claims" / "a" / "claims.png", "RGB", 46, height=8, width=8)
+    raw = bytearray(claims.read_bytes())
+    ihdr = raw.find(b"IHDR")
+    raw[ihdr + 4:ihdr + 12] = struct.pack(">II", 16384, 16384)
+    raw[ihdr + 17:ihdr + 21] = struct.pack(">I", zlib.crc32(bytes(raw[ihdr:ihdr + 17])))
+    claims.write_bytes(bytes(raw))
+    fails("image-folder", tmp_path / "claims", names=[claims, "corrupt PNG", "declares 16384x16384",
+                                                      f"its {len(raw)} bytes can hold"])
+    claims.unlink()
 
     empty = tmp_path / "d" / "b"
     empty.mkdir()

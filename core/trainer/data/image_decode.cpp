@@ -27,6 +27,9 @@ constexpr std::uint64_t kMaxImagePixels = std::uint64_t(1) << 28;
 // progressive JPEGs up to about 85 megapixels (baseline ones need a few rows only).
 constexpr long kMaxJpegWorkingBytes = 512L << 20;
 constexpr std::size_t kPngSignatureBytes = 8;
+// Deflate cannot expand data more than 1032 times (zlib's FAQ: a 258-byte match costs at least 2 bits), so a
+// PNG whose rows (as stored, with their filter bytes) need more than 1032 times the file's size is not whole.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
 constexpr std::size_t kErrorMessageBytes = 256;
 
 bool tooLarge(std::uint64_t height, std::uint64_t width)
@@ -87,6 +90,18 @@ bool decodePngInto(PngSource* source, bool headerOnly, DecodedImage* image)
     }
     png_set_read_fn(png, source, pngReadFromMemory);
     png_read_info(png, info);
+    // A file with valid checksums may still declare 16384 x 16384 and hold a few bytes of image data: refuse it
+    // before anything is allocated for its pixels (rows as stored, each with its filter byte).
+    const std::uint64_t storedBytes =
+        std::uint64_t(png_get_image_height(png, info)) * (std::uint64_t(png_get_rowbytes(png, info)) + 1);
+    if (storedBytes > kMaxDeflateRatio * source->size) {
+        std::snprintf(source->message, sizeof source->message,
+                      "declares %ux%u, more than its %zu bytes can hold (truncated or corrupt)",
+                      static_cast<unsigned>(png_get_image_width(png, info)),
+                      static_cast<unsigned>(png_get_image_height(png, info)), source->size);
+        png_destroy_read_struct(&png, &info, nullptr);
+        return false;
+    }
     // Every colour type to 8-bit grey or RGB: palette -> RGB, grey of 1/2/4 bits -> 8 bits, tRNS ->
     // alpha; 16-bit samples keep their high byte (png_set_strip_16, no rounding); alpha is dropped, not
     // composited (as PIL's convert("RGB") / convert("L") do).
@@ -107,9 +122,20 @@ bool decodePngInto(PngSource* source, bool headerOnly, DecodedImage* image)
     image->channels = png_get_channels(png, info);
     if (!headerOnly) {
         const std::size_t stride = std::size_t(width) * image->channels;
-        image->pixels.resize(stride * height);
-        for (int pass = 0; pass < passes; ++pass) {
-            for (png_uint_32 y = 0; y < height; ++y) png_read_row(png, image->pixels.data() + y * stride, nullptr);
+        if (passes == 1) {
+            // Rows are added as they are decoded (as for JPEG): a file that stops early fails having touched only
+            // the memory of the rows it holds.
+            image->pixels.reserve(stride * height);
+            for (png_uint_32 y = 0; y < height; ++y) {
+                image->pixels.resize(image->pixels.size() + stride);
+                png_read_row(png, image->pixels.data() + std::size_t(y) * stride, nullptr);
+            }
+        } else {
+            // Interlaced: every pass writes into the whole image.
+            image->pixels.resize(stride * height);
+            for (int pass = 0; pass < passes; ++pass) {
+                for (png_uint_32 y = 0; y < height; ++y) png_read_row(png, image->pixels.data() + y * stride, nullptr);
+            }
         }
         png_read_end(png, nullptr);
     }
