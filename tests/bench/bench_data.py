@@ -1,7 +1,8 @@
 """Data benchmark: memory of 1 vs 2 ranks with the per-machine cache, decode speed of an image folder, and
-training speed on a cached image folder against the same images as IDX. Prints figures; asserts nothing.
+training speed on a cached image folder against the same images as IDX, and the time to fingerprint a large
+image folder. Prints figures; asserts nothing.
 
-  /usr/bin/python3 tests/bench/bench_data.py [--images 10000] [--steps 200]
+  /usr/bin/python3 tests/bench/bench_data.py [--images 10000] [--steps 200] [--fingerprint-files 50000]
 
 Memory: each run trains the cnn on Fashion-MNIST (batch 64 per rank, 1 thread per rank); after step 40,
 every rank's Pss (/proc/PID/smaps_rollup: shared pages divided among their users) and VmRSS are read.
@@ -9,6 +10,8 @@ Decode: the first Fashion-MNIST training images written as PNG into an ImageFold
 class), read by `ringmaster-trainer --validate-only --data-cache off` (minus the same command's time on a
 one-image folder, which is process start-up). Speed: 2 ranks train --steps steps on that folder (cached)
 and on the same images as an IDX folder; samples/s from metrics.csv after a warm-up of 20 steps.
+Fingerprint: `ringmaster-cache-probe fingerprint` of a folder of empty files in 100 class folders (the probe
+prints how long the fingerprint took; the cache key is read on every run, so this is pre-flight's cost).
 """
 import argparse
 import csv
@@ -24,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TRAINER = os.environ.get("RINGMASTER_TRAINER", str(HERE.parents[1] / "build" / "app" / "ringmaster-trainer"))
+CACHE_PROBE = os.environ.get("RINGMASTER_CACHE_PROBE", str(HERE.parents[1] / "build" / "tests" / "ringmaster-cache-probe"))
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 PYTHON_REFERENCE_RSS_MIB = 635  # tests/bench/reference_ddp.py, per rank (README, Performance)
 WARMUP = 20
@@ -126,13 +130,28 @@ def speed(data, steps, cache):
     return (len(rows) - WARMUP) * 64 * 2 / (t1 - t0)
 
 
+def fingerprint_seconds(work, files):
+    source = work / "many"
+    for folder in range(100):
+        (source / f"class{folder:03d}").mkdir(parents=True)
+    for index in range(files):
+        (source / f"class{index % 100:03d}" / f"{index}.png").touch()
+    proc = subprocess.run([CACHE_PROBE, "fingerprint", str(source), "x"], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        sys.exit(f"bench_data: {CACHE_PROBE} fingerprint failed: {proc.stderr.strip()}")
+    return float(proc.stderr.split("took ")[1].split(" s")[0])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--images", type=int, default=10000)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--fingerprint-files", type=int, default=50000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
+        seconds = fingerprint_seconds(work, args.fingerprint_files)
+        print(f"fingerprint of {args.fingerprint_files} files in 100 folders: {seconds:.3f} s")
         cache = str(work / "cache")
         one = memory(1, cache)
         two = memory(2, cache)
