@@ -417,7 +417,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         const double samplesPerSec = static_cast<double>(globalRows) / std::max(seconds, 1e-9);
         const double wallTime = elapsedSeconds();
         m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
-        m_tensorboard->writeScalars(m_step, {{kTagTrainLoss, globalLoss}, {kTagTrainLr, lr}, {kTagTrainSamplesPerSec, samplesPerSec}});
+        m_tensorboard->writeScalars(m_step, {{kTagLoss, globalLoss}, {kTagLr, lr}, {kTagSamplesPerSec, samplesPerSec}});
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeStep}, {wire::kKeyStep, m_step}, {wire::kKeyEpoch, epoch},
                               {wire::kKeyLoss, globalLoss}, {wire::kKeyLr, lr}, {wire::kKeySamplesPerSec, samplesPerSec},
