@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "app_settings.h"
 #include "main_window.h"
 #include "version_text.h"
 
@@ -16,8 +17,9 @@ int main(int argc, char** argv)
     // Before QApplication: --version needs no display.
     if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster");
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("ringmaster"));
-    QApplication::setOrganizationName(QStringLiteral("Ringmaster"));
+    // The names its QSettings are kept under, which ringmaster-runs reads too (app_settings.h).
+    QApplication::setApplicationName(QString::fromLatin1(ringmaster::supervisor::kSettingsApplication));
+    QApplication::setOrganizationName(QString::fromLatin1(ringmaster::supervisor::kSettingsOrganization));
     QIcon icon; // the same PNGs as the package's hicolor icons (resources/icon)
     for (int size : {16, 22, 24, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/%1/ringmaster.png").arg(size));
     QApplication::setWindowIcon(icon);

@@ -7,6 +7,7 @@
 #include "run_bundle.h"
 #include "run_files.h"
 #include "run_listing.h"
+#include "runs_default_root.h"
 #include "runs_flags.h"
 #include "runs_slurm_status.h"
 #include "runs_table.h"
@@ -28,11 +29,11 @@ int listCommand(const QStringList& arguments, QTextStream& out)
     }
     QStringList roots = parsed.values.value(QStringLiteral("--root"));
     if (roots.isEmpty()) {
-        if (!QDir(QString::fromLatin1(kDefaultRunsRoot)).exists()) {
-            throw RunsError(QStringLiteral("no folder \"%1\" here (the launcher's default output root): give the folder your runs are in with --root DIR")
-                                .arg(QString::fromLatin1(kDefaultRunsRoot)));
+        const DefaultRunsRoot root = defaultRunsRoot();
+        if (!QDir(root.path).exists()) {
+            throw RunsError(QStringLiteral("no folder \"%1\" (%2): give the folder your runs are in with --root DIR").arg(root.path, root.origin));
         }
-        roots << QString::fromLatin1(kDefaultRunsRoot);
+        roots << root.path;
     }
     auto runs = runs::listRuns(roots);
     applySlurmStates(&runs);   // runs Slurm may still run: queued or running
@@ -59,10 +60,11 @@ int exportCommand(const QStringList& arguments, QTextStream& out, QTextStream& e
     } else if (!formatName.isEmpty() && formatName != QLatin1String("csv")) {
         throw RunsError(QStringLiteral("--format %1: expected csv or json").arg(formatName));
     }
-    for (const QString& run : parsed.positional) runs::requireRunDirectory(run);   // all checked before anything is written
+    const QStringList runDirs = resolveRunArguments(parsed.positional);
+    for (const QString& run : runDirs) runs::requireRunDirectory(run);   // all checked before anything is written
 
     QList<runs::ScalarRecord> records;
-    for (const QString& run : parsed.positional) {
+    for (const QString& run : runDirs) {
         runs::ScalarTable table = runs::readRunScalars(run);
         for (const QString& problem : table.problems) err << kProgram << ": warning: " << run << ": " << problem << " (left out)\n";
         records += table.records;
@@ -87,7 +89,7 @@ int bundleCommand(const QStringList& arguments, QTextStream& out)
     runs::BundleOptions options;
     options.withCheckpoints = parsed.switches.contains(QStringLiteral("--with-checkpoints"));
     options.withModel = parsed.switches.contains(QStringLiteral("--with-model"));
-    const auto result = runs::writeRunBundle(parsed.positional.first(), outPath, options);
+    const auto result = runs::writeRunBundle(resolveRunArguments(parsed.positional).first(), outPath, options);
     out << "wrote " << outPath << " (" << result.files << " files, " << result.bytes << " bytes)\n";
     return kRunsExitOk;
 }
@@ -99,11 +101,14 @@ QString runsUsage()
     return QStringLiteral(
         "usage: ringmaster-runs COMMAND [flags]\n"
         "  list [--root DIR]... [--json]\n"
-        "      every run directory under the roots (default: runs): name, start time, status, kind (trainer or script),\n"
+        "      every run directory under the roots: name, start time, status, kind (trainer or script),\n"
         "      model, world size, steps, final loss, best validation accuracy, duration, and what is damaged.\n"
         "      A run Slurm still has is \"queued\" or \"running\" (Slurm is asked about those runs only).\n"
-        "      --root DIR   a folder of runs (the launcher's --output-root); repeat for several\n"
+        "      --root DIR   a folder of runs (the launcher's --output-root); repeat for several. Default: the\n"
+        "                   configured output root: the output folder of the last job the app started (from\n"
+        "                   ~/.config/Ringmaster/ringmaster.conf), else runs (the launcher's default)\n"
         "      --json       one JSON array, an object per run\n"
+        "  RUN (export, bundle, plot): a run directory, or the name of one in the configured output root\n"
         "  export RUN... --out FILE [--format csv|json]\n"
         "      every scalar of the runs in one table: run,step,wall_time,name,value (full precision)\n"
         "      --out FILE   the file to write (replaced atomically)\n"

@@ -1,6 +1,7 @@
 #pragma once
 // ringmaster-runs: the run directories from a terminal, without the app.
-//   list [--root DIR]... [--json]                     the runs under the roots (default: runs)
+//   list [--root DIR]... [--json]                     the runs under the roots (default: the configured
+//                                                     output root, runs_default_root.h)
 //   export RUN... --out FILE [--format csv|json]      every scalar of the runs in one long table
 //   bundle RUN --out FILE.tar.gz [--with-checkpoints] [--with-model]
 //   plot RUN... --out FILE.png|.svg|.pdf [...]        the app's chart (runs_plot_command.h: needs widgets,
@@ -17,7 +18,6 @@ namespace ringmaster::cli {
 
 inline constexpr int kRunsExitOk = 0;
 inline constexpr int kRunsExitUsage = 2;
-inline constexpr const char* kDefaultRunsRoot = "runs";   // the launcher's default --output-root
 
 QString runsUsage();
 

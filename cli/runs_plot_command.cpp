@@ -6,6 +6,7 @@
 #include "run_files.h"
 #include "run_plot.h"
 #include "runs_command.h"
+#include "runs_default_root.h"
 #include "runs_flags.h"
 #include "scalar_table.h"
 
@@ -99,10 +100,11 @@ int runsPlotCommand(const QStringList& arguments, QTextStream& out, QTextStream&
     options.xAxis = parseXAxis(singleValue(parsed, QStringLiteral("--x")));
     options.smoothing = parseSmoothing(singleValue(parsed, QStringLiteral("--smoothing")));
     options.size = parseSize(singleValue(parsed, QStringLiteral("--size")));
-    for (const QString& run : parsed.positional) runs::requireRunDirectory(run); // all checked before anything is read
+    const QStringList runDirs = resolveRunArguments(parsed.positional);
+    for (const QString& run : runDirs) runs::requireRunDirectory(run); // all checked before anything is read
 
     QList<runs::ScalarRecord> records;
-    for (const QString& run : parsed.positional) {
+    for (const QString& run : runDirs) {
         runs::ScalarTable table = runs::readRunScalars(run);
         for (const QString& problem : table.problems) err << kRunsProgram << ": warning: " << run << ": " << problem << " (left out)\n";
         records += table.records;

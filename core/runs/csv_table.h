@@ -29,7 +29,8 @@ struct CsvTable
 // Reads PATH; problems name the file as DISPLAY_NAME. A missing file gives exists == false and no problem.
 CsvTable readCsvTable(const QString& path, const QString& displayName);
 
-// A number as the recorders write it (%.9g, 17 significant digits, "nan", "inf"); nullopt when it is not one.
+// A number as the recorders write it (the shortest exact form, 17 significant digits, %.9g in older runs,
+// "nan", "inf"); nullopt when it is not one.
 std::optional<double> parseCsvNumber(const QByteArray& field);
 std::optional<qint64> parseCsvInteger(const QByteArray& field);
 

@@ -30,11 +30,22 @@ QJsonValue firstOf(const QJsonObject& source, std::initializer_list<const char*>
     return QJsonValue(QJsonValue::Null);
 }
 
-QJsonValue commandsOf(const QDir& dir)
+QJsonValue ranksOf(const QJsonObject& commands)
 {
-    const QJsonObject commands = readObject(dir, kCommandsFile);
     const QJsonValue ranks = commands.value(QStringLiteral("ranks"));
     return ranks.isArray() ? ranks : QJsonValue(QJsonValue::Null);
+}
+
+// The names of the GPUs the ranks got, rank by rank, from commands.json's "hardware" (rank_command.h
+// hardwareRecord); null when the launcher recorded none (a CPU run, no NVML, an older run).
+QJsonValue gpuNamesOf(const QJsonObject& hardware)
+{
+    QJsonArray names;
+    for (const QJsonValue& gpu : hardware.value(QStringLiteral("gpus")).toArray()) {
+        const QJsonValue name = gpu.toObject().value(QStringLiteral("name"));
+        if (name.isString()) names.append(name);
+    }
+    return names.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(names);
 }
 
 } // namespace
@@ -50,6 +61,8 @@ QJsonObject environmentOf(const QString& runDir)
     const QJsonObject summary = readObject(dir, kSummaryFile);
     const QJsonObject job = readObject(dir, kJobFile);
     const QJsonObject launch = job.value(QStringLiteral("launch")).toObject();
+    const QJsonObject commands = readObject(dir, kCommandsFile);
+    const QJsonObject hardware = commands.value(QStringLiteral("hardware")).toObject();
 
     QJsonObject environment{
         {QStringLiteral("ringmaster_version"), ringmasterVersion()},
@@ -65,18 +78,18 @@ QJsonObject environmentOf(const QString& runDir)
         {QStringLiteral("backend"), firstOf(summary, {"backend"})},
         {QStringLiteral("world_size"), firstOf(summary, {"world_size"})},
         {QStringLiteral("gpus"), firstOf(launch, {"gpus"})},
-        {QStringLiteral("gpu_names"), firstOf(summary, {"gpu_names", "gpus"})},
+        {QStringLiteral("gpu_names"), gpuNamesOf(hardware)},
         {QStringLiteral("libtorch_version"), firstOf(summary, {"libtorch_version", "torch_version"})},
         {QStringLiteral("cuda_version"), firstOf(summary, {"cuda_version"})},
         {QStringLiteral("nccl_version"), firstOf(summary, {"nccl_version"})},
-        {QStringLiteral("driver_version"), firstOf(summary, {"driver_version"})},
+        {QStringLiteral("driver_version"), firstOf(hardware, {"driver_version"})},
         {QStringLiteral("script"), firstOf(launch, {"script"})},
         {QStringLiteral("python"), firstOf(launch, {"python"})},
         {QStringLiteral("trainer_path"), firstOf(launch, {"trainer_path"})},
     };
     environment.insert(QStringLiteral("run"), run);
     // [{"rank": 0, "program": "/path", "arguments": [...]}, ...] as the launcher recorded them, or null.
-    environment.insert(QStringLiteral("rank_commands"), commandsOf(dir));
+    environment.insert(QStringLiteral("rank_commands"), ranksOf(commands));
     return environment;
 }
 

@@ -139,6 +139,7 @@ BundleResult writeRunBundle(const QString& runDirPath, const QString& out, const
         if (QFileInfo(runDir.filePath(QString::fromLatin1(name))).isFile()) members << QString::fromLatin1(name);
     }
     members << filesUnder(runDir, kLogsFolder);
+    members << filesUnder(runDir, kSlurmFolder);   // a Slurm run's job.sbatch, job-id and batch log
     if (options.withCheckpoints) members << filesUnder(runDir, kCheckpointsFolder);
     if (options.withModel) {
         if (!QFileInfo(runDir.filePath(QString::fromLatin1(kModelFile))).isFile()) {

@@ -51,6 +51,7 @@ struct GpuInventory::Api
     NvmlReturn (*processesV3)(NvmlDevice, unsigned*, NvmlProcessInfoV3*) = nullptr;
     NvmlReturn (*processesV1)(NvmlDevice, unsigned*, NvmlProcessInfoV1*) = nullptr;
     NvmlReturn (*uuid)(NvmlDevice, char*, unsigned) = nullptr;
+    NvmlReturn (*driverVersion)(char*, unsigned) = nullptr;
 };
 
 GpuInventory::GpuInventory()
@@ -78,6 +79,7 @@ GpuInventory::GpuInventory()
     }
     if (!m_api->processesV3) bind(m_api->processesV1, "nvmlDeviceGetComputeRunningProcesses");
     bind(m_api->uuid, "nvmlDeviceGetUUID");                          // optional
+    bind(m_api->driverVersion, "nvmlSystemGetDriverVersion");        // optional
     if (!complete || m_api->init() != kNvmlSuccess) {
         m_reason = QStringLiteral("NVML at %1 could not be initialised").arg(QString::fromLocal8Bit(path));
         delete m_api;
@@ -124,6 +126,14 @@ QList<GpuInfo> GpuInventory::query() const
         gpus.append(info);
     }
     return gpus;
+}
+
+QString GpuInventory::driverVersion() const
+{
+    constexpr unsigned kVersionBytes = 96; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+    char version[kVersionBytes] = {};
+    if (!m_api || !m_api->driverVersion || m_api->driverVersion(version, sizeof version - 1) != kNvmlSuccess) return {};
+    return QString::fromLatin1(version);
 }
 
 } // namespace ringmaster::supervisor

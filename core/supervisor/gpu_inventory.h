@@ -33,6 +33,8 @@ public:
     // Why there is no NVML (library missing, init failed), for the UI.
     QString unavailableReason() const { return m_reason; }
     QList<GpuInfo> query() const;
+    // The NVIDIA driver's version ("550.54.15"), empty without NVML or when it does not say.
+    QString driverVersion() const;
 
 private:
     struct Api;

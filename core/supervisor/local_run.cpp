@@ -326,7 +326,7 @@ void LocalRun::launchGroup()
         if (process->pid() > 0) m_oom.track(process->pid());
         Q_EMIT rankChanged(r);
     }
-    m_dir.writeCommands(launchRecord(started, m_restarts, base));
+    m_dir.writeCommands(launchRecord(started, m_restarts, base, hardwareRecord(m_checked)));
     log(QStringLiteral("started %1 rank(s) in process group %2: %3").arg(world).arg(m_group).arg(command));
     // A program that reports nothing over the socket is running once it is started.
     if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);

@@ -17,6 +17,8 @@
 #include <QTcpServer>
 #include <QTemporaryFile>
 
+#include <algorithm>
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -273,6 +275,12 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         if (!(result.error = placement.error).isEmpty()) return result;
         result.gpus = placement.gpus;
         result.visibleDevices = placement.visibleDevices;
+        // What the run is launched on, recorded in commands.json (hardwareRecord) for bundles and bug reports.
+        for (const int index : placement.gpus) {
+            const auto found = std::find_if(gpus.begin(), gpus.end(), [index](const GpuInfo& gpu) { return gpu.index == index; });
+            result.gpuNames.append(found != gpus.end() ? found->name : QString());
+        }
+        result.driverVersion = inventory.driverVersion();
     } else {
         result.error = QStringLiteral("--device %1: unknown device (valid: cpu|cuda)").arg(job.device);
         return result;

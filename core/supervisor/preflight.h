@@ -14,6 +14,7 @@
 #include <atomic>
 
 #include <QString>
+#include <QStringList>
 
 #include "job_spec.h"
 
@@ -30,6 +31,8 @@ struct PreflightResult
     int masterPort = 0;       // the port to use (picked when the job says 0)
     QList<int> gpus;          // cuda: the GPUs, rank i on gpus[i] (see gpu_placement.h)
     QString visibleDevices;   // cuda: CUDA_VISIBLE_DEVICES for every rank
+    QStringList gpuNames;     // cuda: NVML's name of gpus[i] ("" where NVML does not list it)
+    QString driverVersion;    // cuda: the NVIDIA driver's version as NVML reports it (empty without NVML)
     QString scriptPath;       // a script job: the script's absolute path
     QString interpreterPath;  // a script job: the interpreter's absolute path
     QString torchVersion;     // a script job: torch.__version__ as that interpreter reports it

@@ -124,7 +124,8 @@ QString describeCommand(const RankCommand& command)
     return (QStringList{command.program} + command.arguments).join(QLatin1Char(' '));
 }
 
-QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount, const QProcessEnvironment& base)
+QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount, const QProcessEnvironment& base,
+                         const QJsonObject& hardware)
 {
     QJsonArray ranks;
     for (int r = 0; r < commands.size(); ++r) {
@@ -140,7 +141,22 @@ QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount, c
                                  {QStringLiteral("arguments"), QJsonArray::fromStringList(command.arguments)},
                                  {QStringLiteral("environment"), environment}});
     }
-    return QJsonObject{{QStringLiteral("restart"), restartCount}, {QStringLiteral("ranks"), ranks}};
+    QJsonObject record{{QStringLiteral("restart"), restartCount}, {QStringLiteral("ranks"), ranks}};
+    if (!hardware.isEmpty()) record.insert(QStringLiteral("hardware"), hardware);
+    return record;
+}
+
+QJsonObject hardwareRecord(const PreflightResult& checked)
+{
+    if (checked.gpus.isEmpty()) return {};
+    auto textOrNull = [](const QString& text) { return text.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(text); };
+    QJsonArray gpus;
+    for (int rank = 0; rank < checked.gpus.size(); ++rank) {
+        gpus.append(QJsonObject{{QStringLiteral("rank"), rank},
+                                {QStringLiteral("index"), checked.gpus.at(rank)},
+                                {QStringLiteral("name"), textOrNull(checked.gpuNames.value(rank))}});
+    }
+    return QJsonObject{{QStringLiteral("gpus"), gpus}, {QStringLiteral("driver_version"), textOrNull(checked.driverVersion)}};
 }
 
 } // namespace ringmaster::supervisor

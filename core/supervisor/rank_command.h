@@ -78,10 +78,18 @@ QString helperModuleDir();
 QString describeCommand(const RankCommand& command);
 
 // What RUN_DIR/commands.json records of one launch, so that a run can be reproduced or reported:
-//   {"restart": N, "ranks": [{"rank": 0, "program": "...", "arguments": [...], "environment": {...}}, ...]}
+//   {"restart": N, "ranks": [{"rank": 0, "program": "...", "arguments": [...], "environment": {...}}, ...],
+//    "hardware": {...}}
 // "environment" holds only what Ringmaster set or changed for the rank (the torchrun contract, the GPUs,
-// the socket); the socket's token is never written (its value reads "(secret)").
+// the socket); the socket's token is never written (its value reads "(secret)"). "hardware" is
+// hardwareRecord's, left out when that is empty.
 QJsonObject launchRecord(const QList<RankCommand>& commands, int restartCount,
-                         const QProcessEnvironment& base = QProcessEnvironment::systemEnvironment());
+                         const QProcessEnvironment& base = QProcessEnvironment::systemEnvironment(),
+                         const QJsonObject& hardware = {});
+
+// The GPUs the pre-flight saw and gave the ranks, as NVML named them, and the driver's version:
+//   {"gpus": [{"rank": 0, "index": 2, "name": "NVIDIA H100 80GB HBM3"}, ...], "driver_version": "550.54.15"}
+// (a name or the version is null where NVML did not say). Empty for a CPU launch: no GPU, nothing recorded.
+QJsonObject hardwareRecord(const PreflightResult& checked);
 
 } // namespace ringmaster::supervisor

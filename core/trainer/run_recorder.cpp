@@ -1,7 +1,9 @@
 #include "run_recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,21 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr int kMaxRowBytes = 256;
+constexpr std::size_t kNumberChars = 32; // the longest shortest-form double is 24 characters ("-2.2250738585072014e-308")
+
+// The shortest text that reads back as exactly VALUE (std::to_chars): "0.01", "0.69314718246459961", "nan".
+// The CSVs hold the values the trainer computed, bit for bit, so an export round-trips them and the
+// TensorBoard file's float32 of a value is the float32 of its CSV text.
+struct ExactNumber
+{
+    explicit ExactNumber(double value)
+    {
+        const auto result = std::to_chars(text.data(), text.data() + text.size() - 1, value);
+        *result.ptr = '\0';
+    }
+    const char* c_str() const { return text.data(); }
+    std::array<char, kNumberChars> text{};
+};
 
 std::string readWhole(const std::string& path)
 {
@@ -123,16 +140,17 @@ void RunRecorder::appendStep(std::int64_t step, std::int64_t epoch, double loss,
                              double wallTime)
 {
     char line[kMaxRowBytes];
-    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%.9g,%.9g,%.6g,%.6f\n", static_cast<long long>(step),
-                                     static_cast<long long>(epoch), loss, lr, samplesPerSec, wallTime);
+    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%s,%.6f\n", static_cast<long long>(step),
+                                     static_cast<long long>(epoch), ExactNumber(loss).c_str(), ExactNumber(lr).c_str(),
+                                     ExactNumber(samplesPerSec).c_str(), wallTime);
     append(m_metrics, line, length);
 }
 
 void RunRecorder::appendEval(std::int64_t epoch, std::int64_t step, double valLoss, double valAccuracy)
 {
     char line[kMaxRowBytes];
-    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%.9g,%.9g\n", static_cast<long long>(epoch),
-                                     static_cast<long long>(step), valLoss, valAccuracy);
+    const int length = std::snprintf(line, sizeof line, "%lld,%lld,%s,%s\n", static_cast<long long>(epoch),
+                                     static_cast<long long>(step), ExactNumber(valLoss).c_str(), ExactNumber(valAccuracy).c_str());
     append(m_eval, line, length);
 }
 

@@ -14,13 +14,14 @@
 
 namespace ringmaster::trainer {
 
-// Tags the trainer writes, grouped as TensorBoard groups them (by the part before '/').
+// Tags the trainer writes: named as the CSV columns they repeat (metrics.csv: loss, lr, samples_per_sec;
+// eval.csv: val_loss, val_accuracy), so a value has one name in the CSVs, scalars.csv, exports and TensorBoard.
 inline constexpr const char* kTensorBoardDir = "tb";
-inline constexpr const char* kTagTrainLoss = "train/loss";
-inline constexpr const char* kTagTrainLr = "train/lr";
-inline constexpr const char* kTagTrainSamplesPerSec = "train/samples_per_sec";
-inline constexpr const char* kTagValLoss = "val/loss";
-inline constexpr const char* kTagValAccuracy = "val/accuracy";
+inline constexpr const char* kTagLoss = "loss";
+inline constexpr const char* kTagLr = "lr";
+inline constexpr const char* kTagSamplesPerSec = "samples_per_sec";
+inline constexpr const char* kTagValLoss = "val_loss";
+inline constexpr const char* kTagValAccuracy = "val_accuracy";
 
 class TensorBoardWriter
 {

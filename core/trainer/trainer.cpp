@@ -28,6 +28,7 @@
 #include "sampler.h"
 #include "stop_signal.h"
 #include "tensorboard_writer.h"
+#include "version_info.h"
 #include "watchdog.h"
 
 namespace fs = std::filesystem;
@@ -417,7 +418,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         const double samplesPerSec = static_cast<double>(globalRows) / std::max(seconds, 1e-9);
         const double wallTime = elapsedSeconds();
         m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
-        m_tensorboard->writeScalars(m_step, {{kTagTrainLoss, globalLoss}, {kTagTrainLr, lr}, {kTagTrainSamplesPerSec, samplesPerSec}});
+        m_tensorboard->writeScalars(m_step, {{kTagLoss, globalLoss}, {kTagLr, lr}, {kTagSamplesPerSec, samplesPerSec}});
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeStep}, {wire::kKeyStep, m_step}, {wire::kKeyEpoch, epoch},
                               {wire::kKeyLoss, globalLoss}, {wire::kKeyLr, lr}, {wire::kKeySamplesPerSec, samplesPerSec},
@@ -528,6 +529,7 @@ void Trainer::writeClassNames() const
 void Trainer::writeSummary(const std::string& status, const std::string& message)
 {
     auto number = [](double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); };
+    auto textOrNull = [](const std::string& text) { return text.empty() ? nlohmann::json() : nlohmann::json(text); };
     nlohmann::json summary = {
         {"status", status},
         {"message", message},
@@ -544,6 +546,9 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"backend", m_config.backend},
         {"device", m_device.str()},
         {"libtorch_version", TORCH_VERSION},
+        // What this binary was compiled with; null in a build whose LibTorch has no CUDA.
+        {"cuda_version", textOrNull(compiledCudaVersion())},
+        {"nccl_version", textOrNull(compiledNcclVersion())},
         {"batch_size_per_rank", m_config.batchSize},
         {"steps", m_step},
         {"epochs", m_stepsPerEpoch > 0 ? static_cast<double>(m_step) / static_cast<double>(m_stepsPerEpoch) : 0.0},

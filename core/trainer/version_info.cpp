@@ -4,19 +4,56 @@
 
 #include "ringmaster_build_info.h"
 
+#ifdef RINGMASTER_HAVE_NCCL
+#if __has_include(<cuda_runtime_api.h>)
+#include <cuda_runtime_api.h>
+#endif
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+#endif
+#endif
+
 namespace ringmaster::trainer {
+
+std::string compiledLibTorchVersion()
+{
+    return TORCH_VERSION;
+}
+
+std::string compiledCudaVersion()
+{
+#if defined(RINGMASTER_HAVE_NCCL) && defined(CUDART_VERSION)
+    constexpr int kMajorScale = 1000; // CUDART_VERSION is 1000 * major + 10 * minor
+    constexpr int kMinorScale = 10;
+    return std::to_string(CUDART_VERSION / kMajorScale) + "." + std::to_string(CUDART_VERSION % kMajorScale / kMinorScale);
+#else
+    return {};
+#endif
+}
+
+std::string compiledNcclVersion()
+{
+#if defined(RINGMASTER_HAVE_NCCL) && defined(NCCL_MAJOR) && defined(NCCL_MINOR) && defined(NCCL_PATCH)
+    return std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH);
+#else
+    return {};
+#endif
+}
 
 std::string trainerVersionText()
 {
 #ifdef RINGMASTER_HAVE_NCCL
-    const char* const cuda = "yes";
+    auto compiledIn = [](const std::string& version) { return version.empty() ? std::string("yes") : "yes (" + version + ")"; };
+    const std::string cuda = compiledIn(compiledCudaVersion());
+    const std::string nccl = compiledIn(compiledNcclVersion());
 #else
-    const char* const cuda = "no (LibTorch built without CUDA)";
+    const std::string cuda = "no (LibTorch built without CUDA)";
+    const std::string nccl = cuda;
 #endif
     return std::string("ringmaster-trainer " RINGMASTER_BUILD_VERSION "\n"
                        "LibTorch " TORCH_VERSION "\n"
                        "CUDA: ") + cuda + "\n" +
-           "NCCL: " + cuda + "\n" +
+           "NCCL: " + nccl + "\n" +
            "Gloo: yes\n";
 }
 

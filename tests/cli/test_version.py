@@ -1,6 +1,7 @@
 """--version on every program: the first line is "PROGRAM VERSION" (what help2man and users read), then
 the Qt version (not for the trainer, which has no Qt), the LibTorch version and whether CUDA and NCCL are
 compiled in. The Qt programs answer before creating an application, so no display is needed."""
+import json
 import os
 import re
 import subprocess
@@ -49,6 +50,32 @@ def test_trainer_version():
     assert lines[3].startswith(f"NCCL: {cuda}")
     assert lines[4] == "Gloo: yes"
     assert not any(line.startswith("Qt") for line in lines), "the trainer has no Qt"
+
+
+def test_trainer_summary_records_what_it_was_built_with(tmp_path):
+    """summary.json names the LibTorch, CUDA and NCCL the trainer was compiled with, as --version does
+    ("CUDA: yes (12.1)"); a build without CUDA records null for both (bundles' environment.json reads them)."""
+    lines = version_lines(TRAINER)
+    compiled = {}
+    for line in lines[2:4]:
+        name, _, rest = line.partition(": ")
+        match = re.fullmatch(r"yes \((.+)\)", rest)
+        compiled[name] = match.group(1) if match else None
+    if WITH_CUDA:
+        assert compiled["CUDA"] and compiled["NCCL"], lines
+    else:
+        assert compiled == {"CUDA": None, "NCCL": None}, lines
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    run = tmp_path / "run"
+    result = subprocess.run([TRAINER, "--model", "linear", "--data", "synthetic", "--synthetic-samples", "64",
+                             "--batch-size", "16", "--max-steps", "2", "--threads", "1", "--out", str(run)],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["libtorch_version"] == LIBTORCH
+    assert summary["cuda_version"] == compiled["CUDA"]
+    assert summary["nccl_version"] == compiled["NCCL"]
 
 
 @pytest.mark.parametrize("binary", [TRAINER, *QT_PROGRAMS.values()])

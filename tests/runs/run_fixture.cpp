@@ -37,7 +37,8 @@ QString makeTrainerRun(const QString& root, const QString& name, int steps, bool
     "version": 1
 }
 )"));
-    // core/trainer/run_recorder.h: kMetricsHeader and kEvalHeader, rows as appendStep/appendEval print them.
+    // core/trainer/run_recorder.h: kMetricsHeader and kEvalHeader; values with 9 significant digits, as older
+    // trainers printed them (the trainer now prints the shortest exact form; both read the same).
     QByteArray metrics = "step,epoch,loss,lr,samples_per_sec,wall_time\n";
     QByteArray eval = "epoch,step,val_loss,val_accuracy\n";
     QByteArray scalars = "step,wall_time,name,value\n";

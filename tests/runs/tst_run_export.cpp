@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "environment_info.h"
 #include "run_bundle.h"
 #include "run_files.h"
 #include "run_fixture.h"
@@ -165,19 +166,33 @@ private Q_SLOTS:
     {
         QTemporaryDir root;
         const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"), 12, true);
+        // As the launcher records a GPU launch (rank_command.h hardwareRecord), NVML's names and driver.
         writeFile(dir + QStringLiteral("/commands.json"),
                   R"({"ranks":[{"rank":0,"program":"/usr/bin/ringmaster-trainer","arguments":["--model","mlp"]},)"
-                  R"({"rank":1,"program":"/usr/bin/ringmaster-trainer","arguments":["--model","mlp"]}]})");
+                  R"({"rank":1,"program":"/usr/bin/ringmaster-trainer","arguments":["--model","mlp"]}],)"
+                  R"("hardware":{"gpus":[{"rank":0,"index":1,"name":"NVIDIA H100 80GB HBM3"},{"rank":1,"index":3,"name":"NVIDIA A100-SXM4-40GB"}],)"
+                  R"("driver_version":"550.54.15"}})");
+        // As a CUDA build of the trainer records what it was compiled with.
+        QJsonObject summary = QJsonDocument::fromJson(readFile(dir + QStringLiteral("/summary.json"))).object();
+        summary.insert(QStringLiteral("libtorch_version"), QStringLiteral("2.3.1"));
+        summary.insert(QStringLiteral("cuda_version"), QStringLiteral("12.1"));
+        summary.insert(QStringLiteral("nccl_version"), QStringLiteral("2.20.5"));
+        writeFile(dir + QStringLiteral("/summary.json"), QJsonDocument(summary).toJson());
         writeFile(dir + QStringLiteral("/notes.json"), R"({"title": "baseline", "notes": "notes travel with the run"})");
+        // A Slurm run's folder (core/supervisor/slurm): the batch script as submitted, the job id, its log.
+        writeFile(dir + QStringLiteral("/slurm/job.sbatch"), "#!/bin/sh\n#SBATCH --nodes=1\nsrun ringmaster-trainer\n");
+        writeFile(dir + QStringLiteral("/slurm/job-id"), "57\n");
+        writeFile(dir + QStringLiteral("/slurm/batch-57.log"), "srun: job 57 step 0 started\n");
         const QString archive = root.filePath(QStringLiteral("bundle.tar.gz"));
         const BundleResult result = writeRunBundle(dir, archive, {});
-        QCOMPARE(result.files, 12);   // 8 files, 3 logs, environment.json
+        QCOMPARE(result.files, 15);   // 8 files, 3 logs, 3 Slurm files, environment.json
 
         QTemporaryDir into;
         QCOMPARE(extract(archive, into.path()), QString());
         const QString top = into.filePath(QStringLiteral("20261130-140544-mlp"));
         for (const char* name : {"job.json", "summary.json", "metrics.csv", "eval.csv", "scalars.csv", "classes.json",
-                                 "commands.json", "notes.json", "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log"}) {
+                                 "commands.json", "notes.json", "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log",
+                                 "slurm/job.sbatch", "slurm/job-id", "slurm/batch-57.log"}) {
             const QString member = QString::fromLatin1(name);
             QVERIFY2(readFile(top + QLatin1Char('/') + member) == readFile(dir + QLatin1Char('/') + member), name);
         }
@@ -195,10 +210,31 @@ private Q_SLOTS:
         QCOMPARE(run.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
         QCOMPARE(run.value(QStringLiteral("backend")).toString(), QStringLiteral("gloo"));
         QCOMPARE(run.value(QStringLiteral("world_size")).toInt(), 2);
-        QVERIFY(run.contains(QStringLiteral("libtorch_version")));   // null: the trainer does not record it yet
+        QCOMPARE(run.value(QStringLiteral("libtorch_version")).toString(), QStringLiteral("2.3.1"));
+        QCOMPARE(run.value(QStringLiteral("cuda_version")).toString(), QStringLiteral("12.1"));
+        QCOMPARE(run.value(QStringLiteral("nccl_version")).toString(), QStringLiteral("2.20.5"));
+        QCOMPARE(run.value(QStringLiteral("driver_version")).toString(), QStringLiteral("550.54.15"));
+        QCOMPARE(run.value(QStringLiteral("gpu_names")).toArray(),
+                 (QJsonArray{QStringLiteral("NVIDIA H100 80GB HBM3"), QStringLiteral("NVIDIA A100-SXM4-40GB")}));
         const QJsonArray ranks = environment.value(QStringLiteral("rank_commands")).toArray();
         QCOMPARE(ranks.size(), 2);
         QCOMPARE(ranks[1].toObject().value(QStringLiteral("arguments")).toArray().last().toString(), QStringLiteral("mlp"));
+    }
+
+    // A CPU run made by a CPU build records no GPU, driver, CUDA or NCCL: null, never guessed.
+    void environmentSaysNullForWhatARunDidNotRecord()
+    {
+        QTemporaryDir root;
+        const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-140544-mlp"));
+        writeFile(dir + QStringLiteral("/commands.json"), R"({"restart":0,"ranks":[{"rank":0,"program":"/usr/bin/ringmaster-trainer","arguments":[]}]})");
+        QJsonObject summary = QJsonDocument::fromJson(readFile(dir + QStringLiteral("/summary.json"))).object();
+        summary.insert(QStringLiteral("cuda_version"), QJsonValue::Null);   // as the trainer writes it in a CPU build
+        writeFile(dir + QStringLiteral("/summary.json"), QJsonDocument(summary).toJson());
+        const QJsonObject run = environmentOf(dir).value(QStringLiteral("run")).toObject();
+        for (const char* key : {"gpu_names", "driver_version", "cuda_version", "nccl_version", "libtorch_version"}) {
+            QVERIFY2(run.contains(QLatin1String(key)) && run.value(QLatin1String(key)).isNull(), key);
+        }
+        QCOMPARE(run.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
     }
 
     void checkpointsAndModelOnlyWhenAsked()

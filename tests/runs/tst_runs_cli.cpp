@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QMap>
 #include <QProcess>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -49,8 +50,36 @@ class TestRunsCli : public QObject
 {
     Q_OBJECT
 
+private:
+    // The app's settings folder ($XDG_CONFIG_HOME) for every ringmaster-runs this test starts: empty unless a
+    // test writes the app's settings there, so a user's own ~/.config/Ringmaster never changes the default root.
+    QTemporaryDir m_config;
+
+    QString appSettingsFile() const { return m_config.filePath(QStringLiteral("Ringmaster/ringmaster.conf")); }
+
+    // The settings the desktop app leaves after starting a job (ui/main_window.cpp: QSettings, "lastJob").
+    void writeAppLastJob(const QString& outputRoot)
+    {
+        QSettings settings(appSettingsFile(), QSettings::IniFormat);
+        const QJsonObject job{{QStringLiteral("version"), 1},
+                              {QStringLiteral("launch"), QJsonObject{{QStringLiteral("device"), QStringLiteral("cpu")},
+                                                                     {QStringLiteral("nproc"), 2},
+                                                                     {QStringLiteral("output_root"), outputRoot}}},
+                              {QStringLiteral("trainer"), QJsonObject{{QStringLiteral("model"), QStringLiteral("mlp")}}}};
+        settings.setValue(QStringLiteral("lastJob"), QJsonDocument(job).toJson(QJsonDocument::Compact));
+        settings.sync();
+        QCOMPARE(settings.status(), QSettings::NoError);
+    }
+
 private Q_SLOTS:
-    void initTestCase() { QVERIFY2(QFileInfo(qEnvironmentVariable("RINGMASTER_RUNS")).isExecutable(), "set RINGMASTER_RUNS"); }
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo(qEnvironmentVariable("RINGMASTER_RUNS")).isExecutable(), "set RINGMASTER_RUNS");
+        QVERIFY(m_config.isValid());
+        qputenv("XDG_CONFIG_HOME", m_config.path().toUtf8());
+    }
+
+    void cleanup() { QFile::remove(appSettingsFile()); }
 
     void listPrintsATableAndProblems()
     {
@@ -92,6 +121,64 @@ private Q_SLOTS:
         QCOMPARE(run.value(QStringLiteral("kind")).toString(), QStringLiteral("trainer"));
         QCOMPARE(run.value(QStringLiteral("problems")).toArray().size(), 0);
         QVERIFY(run.value(QStringLiteral("started")).toString().startsWith(QStringLiteral("2026-11-30T14:05:44")));
+    }
+
+    // Without --root, list uses the configured output root: the output folder of the last job the app
+    // started (its settings), wherever the shell is; export, bundle and plot find a bare run name there.
+    void defaultRootIsTheAppsOutputFolder()
+    {
+        QTemporaryDir work;   // the shell's folder: no runs/ in it
+        const QString appRoot = work.filePath(QStringLiteral("elsewhere/app-runs"));
+        const QString run = makeTrainerRun(appRoot, QStringLiteral("20261130-140544-mlp"));
+        makeTrainerRun(work.filePath(QStringLiteral("runs")), QStringLiteral("20261201-080000-cnn"));   // the launcher's default: not used
+        QVERIFY(QDir().mkpath(work.filePath(QStringLiteral("shell"))));
+        const QString shell = work.filePath(QStringLiteral("shell"));
+        writeAppLastJob(appRoot);
+
+        Result r = runsCli({QStringLiteral("list"), QStringLiteral("--json")}, shell);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonArray array = QJsonDocument::fromJson(r.out.toUtf8()).array();
+        QCOMPARE(array.size(), 1);
+        QCOMPARE(array[0].toObject().value(QStringLiteral("name")).toString(), QFileInfo(run).fileName());   // not runs/'s cnn
+
+        const QString csv = work.filePath(QStringLiteral("out.csv"));
+        r = runsCli({QStringLiteral("export"), QStringLiteral("20261130-140544-mlp"), QStringLiteral("--out"), csv}, shell);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out, QStringLiteral("wrote 54 scalars of 1 run to %1\n").arg(csv));   // 12 steps x 4 + 3 evals x 2
+        QVERIFY(readFile(csv).startsWith("run,step,wall_time,name,value\n20261130-140544-mlp,1,0.25,loss,1\n"));
+        r = runsCli({QStringLiteral("bundle"), QStringLiteral("20261130-140544-mlp"), QStringLiteral("--out"), work.filePath(QStringLiteral("b.tar.gz"))}, shell);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+
+        // A bare name in neither place: one line naming both.
+        r = runsCli({QStringLiteral("export"), QStringLiteral("20990101-000000-none"), QStringLiteral("--out"), csv}, shell);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("20990101-000000-none: no such folder here, nor in %1 (the output folder of the app's last job, from %2)")
+                                    .arg(appRoot, appSettingsFile())), qPrintable(r.err));
+
+        // A relative output folder is taken from the current folder, as the launcher takes it.
+        writeAppLastJob(QStringLiteral("elsewhere/app-runs"));
+        r = runsCli({QStringLiteral("list"), QStringLiteral("--json")}, work.path());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array().size(), 1);
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array()[0].toObject().value(QStringLiteral("name")).toString(),
+                 QStringLiteral("20261130-140544-mlp"));
+
+        // The app's folder does not exist: the message says where that default came from.
+        writeAppLastJob(work.filePath(QStringLiteral("gone")));
+        r = runsCli({QStringLiteral("list")}, shell);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.err, QStringLiteral("ringmaster-runs: error: no folder \"%1\" (the output folder of the app's last job, from %2): "
+                                       "give the folder your runs are in with --root DIR\n").arg(work.filePath(QStringLiteral("gone")), appSettingsFile()));
+
+        // No app settings: the launcher's default, runs in the current folder.
+        QVERIFY(QFile::remove(appSettingsFile()));
+        r = runsCli({QStringLiteral("list"), QStringLiteral("--json")}, work.path());
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array()[0].toObject().value(QStringLiteral("name")).toString(),
+                 QStringLiteral("20261201-080000-cnn"));
+        r = runsCli({QStringLiteral("list")}, shell);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("no folder \"runs\" (the launcher's default output root)")), qPrintable(r.err));
     }
 
     // A run submitted to Slurm with no final status yet: listed as Slurm says (a stub squeue here), and a

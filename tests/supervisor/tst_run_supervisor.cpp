@@ -4,8 +4,10 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QLocalSocket>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -396,6 +398,43 @@ while true; do sleep 0.1; done)SH"));
         QVERIFY2(QFileInfo::exists(root.filePath(QStringLiteral("final-checkpoint"))), "rank 0 was cut off in its grace period");
         QCOMPARE(supervisor.ranks().at(0).exitCode, 0);
         QCOMPARE(supervisor.ranks().at(0).exitSignal, 0);
+    }
+
+    // A GPU launch records in commands.json the GPUs the ranks got, as NVML names them, and the driver's
+    // version: here from the stand-in NVML (tests/ui/fake_nvml.c, four invented GPUs); environment.json of
+    // a bundle reads them from there (runs.tst_run_export). The ranks are a stub: no GPU is needed.
+    void gpuLaunchRecordsWhatNvmlSaw()
+    {
+        QTemporaryDir root;
+        const QString stub = writeStub(root.path(), QStringLiteral("for a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexit 0"));
+        qputenv("RINGMASTER_NVML_LIBRARY", qgetenv("RINGMASTER_FAKE_NVML"));
+        const auto restore = qScopeGuard([] { qunsetenv("RINGMASTER_NVML_LIBRARY"); });
+        qunsetenv("CUDA_VISIBLE_DEVICES");   // all four GPUs usable, in NVML's order
+        RunSupervisor supervisor;
+        JobSpec job = cpuJob(root.path(), 20);
+        job.device = QStringLiteral("cuda");
+        job.gpus = {2, 0};
+        job.trainerPath = stub;
+        QString error;
+        QVERIFY2(supervisor.start(job, &error), qPrintable(error));
+        QVERIFY(waitForFinish(supervisor, 30000));
+        const QJsonObject hardware = readJson(supervisor.runDir() + QStringLiteral("/commands.json")).value(QStringLiteral("hardware")).toObject();
+        const QJsonArray gpus = hardware.value(QStringLiteral("gpus")).toArray();
+        QCOMPARE(gpus.size(), 2);
+        QCOMPARE(gpus[0].toObject(), (QJsonObject{{QStringLiteral("rank"), 0}, {QStringLiteral("index"), 2}, {QStringLiteral("name"), QStringLiteral("Fake GPU 2")}}));
+        QCOMPARE(gpus[1].toObject(), (QJsonObject{{QStringLiteral("rank"), 1}, {QStringLiteral("index"), 0}, {QStringLiteral("name"), QStringLiteral("Fake GPU 0")}}));
+        QCOMPARE(hardware.value(QStringLiteral("driver_version")).toString(), QStringLiteral("555.42.06"));
+
+        // A CPU launch saw no GPU and records none.
+        QTemporaryDir cpuRoot;
+        RunSupervisor cpu;
+        JobSpec cpuOnly = cpuJob(cpuRoot.path(), 20);
+        cpuOnly.trainerPath = writeStub(cpuRoot.path(), QStringLiteral("for a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexit 0"));
+        QVERIFY2(cpu.start(cpuOnly, &error), qPrintable(error));
+        QVERIFY(waitForFinish(cpu, 30000));
+        const QJsonObject commands = readJson(cpu.runDir() + QStringLiteral("/commands.json"));
+        QCOMPARE(commands.value(QStringLiteral("ranks")).toArray().size(), 2);
+        QVERIFY(!commands.contains(QStringLiteral("hardware")));
     }
 
     // The façade passes on what the backend says about a scheduler's queue: Slurm's job id and its last

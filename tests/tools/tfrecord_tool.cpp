@@ -1,5 +1,5 @@
 // Writes and reads TensorBoard event files with Ringmaster's own code, for tests/trainer/test_tensorboard_records.py:
-//   ringmaster-tfrecord-tool write FILE       the trainer's writer: steps 1-3 of train/* scalars, val/* at step 3
+//   ringmaster-tfrecord-tool write FILE       the trainer's writer: loss, lr, samples_per_sec at steps 1-3, val_loss and val_accuracy at step 3
 //   ringmaster-tfrecord-tool write-run DIR    the same into DIR/tb/events.out.tfevents.*, prints the file's path
 //   ringmaster-tfrecord-tool read FILE        decodes every record (protocol/tensorboard_records.h) and prints
 //     JSON lines: {"kind":"file_version",...}, {"kind":"scalar","wall_time","step","tag","value"} and a last
@@ -28,7 +28,7 @@ void writeSample(TensorBoardWriter& writer)
     using namespace ringmaster::trainer;
     for (int step = 1; step <= kSteps; ++step) {
         writer.writeScalars(step,
-                            {{kTagTrainLoss, 1.0 / step}, {kTagTrainLr, 0.1 * step}, {kTagTrainSamplesPerSec, 1000.0 + step}},
+                            {{kTagLoss, 1.0 / step}, {kTagLr, 0.1 * step}, {kTagSamplesPerSec, 1000.0 + step}},
                             kWallTimeBase + step + 0.25);
     }
     writer.writeScalars(kSteps, {{kTagValLoss, 0.5}, {kTagValAccuracy, 0.875}}, kWallTimeBase + kSteps + 0.5);

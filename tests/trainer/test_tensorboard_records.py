@@ -206,9 +206,9 @@ def expected_sample():
     out = []
     for step in range(1, 4):
         wall = 1.7e9 + step + 0.25
-        out += [(step, "train/loss", f32(1.0 / step), wall), (step, "train/lr", f32(0.1 * step), wall),
-                (step, "train/samples_per_sec", f32(1000.0 + step), wall)]
-    out += [(3, "val/loss", 0.5, 1.7e9 + 3.5), (3, "val/accuracy", 0.875, 1.7e9 + 3.5)]
+        out += [(step, "loss", f32(1.0 / step), wall), (step, "lr", f32(0.1 * step), wall),
+                (step, "samples_per_sec", f32(1000.0 + step), wall)]
+    out += [(3, "val_loss", 0.5, 1.7e9 + 3.5), (3, "val_accuracy", 0.875, 1.7e9 + 3.5)]
     return out
 
 

@@ -1,7 +1,7 @@
 /* A stand-in for libnvidia-ml.so.1 that reports four invented GPUs, so the GPU panel's NVML path is
  * tested on machines without NVIDIA hardware. Compute processes: by default GPU 1 runs one other
  * process (pid 4242); RINGMASTER_FAKE_NVML_PROCESSES="GPU:PID,GPU:PID,..." replaces that list and is
- * read at every query, so a test can put its own ranks' pids on a GPU. */
+ * read at every query, so a test can put its own ranks' pids on a GPU. The driver reports version 555.42.06. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,4 +93,9 @@ int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned* count, n
 int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count, nvmlProcessInfo_t* infos)
 {
     FILL_PROCESSES(nvmlProcessInfo_t)
+}
+int nvmlSystemGetDriverVersion(char* version, unsigned length)
+{
+    snprintf(version, length, "555.42.06");
+    return kSuccess;
 }
