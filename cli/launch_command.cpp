@@ -144,7 +144,8 @@ QString launchUsage()
         "%1"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
-        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.\n").arg(slurmUsage());
+        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request,\n"
+        "4 left running in Slurm (terminal closed during a --slurm or --attach run; follow it with --attach).\n").arg(slurmUsage());
 }
 
 bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet)
@@ -318,6 +319,16 @@ void LaunchCommand::onSignal()
 {
     char byte = 0;
     while (::read(g_signalPipe[0], &byte, 1) == 1) {
+        // The terminal closed during a Slurm run: the job is Slurm's and runs on (a local run's ranks
+        // would die with this process, so they are stopped as on Ctrl-C).
+        if (byte == SIGHUP) {
+            if (const QString left = m_supervisor->leaveRunning(); !left.isEmpty()) {
+                printLine(left);
+                m_exitCode = kLaunchExitLeftRunning;
+                QCoreApplication::exit(m_exitCode);
+                return;
+            }
+        }
         ++m_signalsSeen;
         if (m_signalsSeen == 1) {
             printLine(m_job.isScript() ? QStringLiteral("stopping gracefully (SIGTERM to every rank); press Ctrl-C again to kill")

@@ -1,7 +1,9 @@
 #pragma once
 // ringmaster-launch: the command-line front end of RunSupervisor (torchrun's job, plus a run
 // directory, live metrics, root-cause reports, restarts from checkpoints).
-// Exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request.
+// Exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request, 4 left running
+// in Slurm (the terminal closed: SIGHUP during a --slurm or --attach run leaves the job to Slurm and
+// prints the `ringmaster-launch --attach RUN_DIR` that follows it again; Ctrl-C and SIGTERM still stop it).
 
 #include <QElapsedTimer>
 #include <QMap>
@@ -21,6 +23,7 @@ inline constexpr int kLaunchExitCompleted = 0;
 inline constexpr int kLaunchExitFailed = 1;
 inline constexpr int kLaunchExitUsage = 2;
 inline constexpr int kLaunchExitStopped = 3;
+inline constexpr int kLaunchExitLeftRunning = 4;
 
 // Builds the job from an optional job file and flags (flags win). Throws JobError.
 // Returns false when --help was printed.

@@ -3,9 +3,12 @@
 # Slurm tests, without systemd; --stop stops it. Idempotent: what runs already is left running, and the
 # config is rewritten only when this machine's resources changed. Installs nothing: scripts/setup.sh
 # installs slurm-wlm and munge. Never touches a slurm.conf that this script did not write.
-# Usage: scripts/slurm-local.sh [--stop]      (as root)
-# Exit: 0 the node is idle (or, with --stop, everything stopped); 77 this machine cannot run it (not root,
-# Slurm not installed); 1 it was tried and failed (one line says why and which log to read); 2 bad usage.
+# --status says whether its slurmctld and slurmd run (the ctest fixture tests/slurm_cluster_fixture.sh
+# uses it to stop, after the tests, only a cluster that was not running before them).
+# Usage: scripts/slurm-local.sh [--stop | --status]      (as root)
+# Exit: 0 the node is idle (or, with --stop, everything stopped; with --status, both daemons run); 3 with
+# --status, they do not; 77 this machine cannot run it (not root, Slurm not installed); 1 it was tried and
+# failed (one line says why and which log to read); 2 bad usage.
 set -euo pipefail
 
 readonly conf=/etc/slurm/slurm.conf
@@ -55,6 +58,11 @@ stop_daemon() { # pidfile name
   say "stopped $2 (pid $pid)"
 }
 
+if [ "${1:-}" = "--status" ]; then
+  if alive "$ctld_pid" && alive "$slurmd_pid"; then say "slurmctld and slurmd are running"; exit 0; fi
+  say "slurmctld and slurmd are not both running"
+  exit 3
+fi
 if [ "${1:-}" = "--stop" ]; then
   [ -f "$conf" ] && ! ours && fail "$conf was not written by this script: not stopping that cluster"
   stop_daemon "$slurmd_pid" slurmd
@@ -62,7 +70,7 @@ if [ "${1:-}" = "--stop" ]; then
   stop_daemon "$munge_pid" munged
   exit 0
 fi
-if [ $# -ne 0 ]; then echo "slurm-local: unknown argument '$1' (usage: scripts/slurm-local.sh [--stop])" >&2; exit 2; fi
+if [ $# -ne 0 ]; then echo "slurm-local: unknown argument '$1' (usage: scripts/slurm-local.sh [--stop | --status])" >&2; exit 2; fi
 
 [ -f "$conf" ] && ! ours && fail "$conf exists and was not written by this script: not replacing it (move it away to use this one-node cluster)"
 

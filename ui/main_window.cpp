@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
@@ -523,11 +524,29 @@ void MainWindow::closeEvent(QCloseEvent* event)
         return;
     }
     if (m_confirmOnClose) {
-        const auto answer = QMessageBox::question(
-            this, tr("A run is active"),
-            tr("Stop the run (every rank finishes its step and writes a final checkpoint) and close?"),
-            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
-        if (answer != QMessageBox::Yes) {
+        // A Slurm job does not need this window: it can be left running and followed again later.
+        const bool slurmJob = !m_supervisor->jobId().isEmpty() && state != RunState::Stopping;
+        QMessageBox box(QMessageBox::Question, tr("A run is active"),
+                        slurmJob ? tr("Slurm job %1 runs on the cluster. Stop it (every rank finishes its step and writes a final "
+                                      "checkpoint) and close, or leave it running and follow it again later from the Runs tab "
+                                      "(Open) or with ringmaster-launch --attach?").arg(m_supervisor->jobId())
+                                 : tr("Stop the run (every rank finishes its step and writes a final checkpoint) and close?"),
+                        QMessageBox::NoButton, this);
+        QPushButton* stop = box.addButton(tr("Stop and close"), QMessageBox::AcceptRole);
+        stop->setObjectName(QStringLiteral("stopAndClose"));
+        QPushButton* leave = nullptr;
+        if (slurmJob) {
+            leave = box.addButton(tr("Leave it running on the cluster"), QMessageBox::ActionRole);
+            leave->setObjectName(QStringLiteral("leaveRunning"));
+        }
+        box.setDefaultButton(box.addButton(QMessageBox::Cancel));
+        box.exec();
+        const bool chosen = box.clickedButton() == stop || (leave && box.clickedButton() == leave);
+        if (chosen && (supervisor::isFinal(m_supervisor->state()) || (box.clickedButton() == leave && leaveRunning()))) {
+            event->accept();   // it ended while the question was open, or it was left running
+            return;
+        }
+        if (box.clickedButton() != stop) {
             event->ignore();
             return;
         }
@@ -536,6 +555,20 @@ void MainWindow::closeEvent(QCloseEvent* event)
     m_closeWhenDone = true;
     m_supervisor->requestStop();
     event->ignore();
+}
+
+bool MainWindow::leaveRunning()
+{
+    const QString left = m_supervisor->leaveRunning();
+    if (left.isEmpty()) return false;   // it ended, or a stop began, while the question was open
+    m_rankRefresh.stop();
+    m_runsPanel->setActiveRun(QString());   // the Runs tab asks Slurm about it, as about any run it holds
+    m_logPanel->append(-1, left);
+    m_logPanel->flush();
+    showState();
+    updateActions();
+    showBanner(left.toHtmlEscaped(), false);
+    return true;
 }
 
 } // namespace ringmaster::ui

@@ -4,7 +4,9 @@
 // Start runs the pre-flight (which waits for ringmaster-trainer --validate-only) on a worker thread,
 // so the window stays live while it is "checking"; Stop cancels a start that is still checking. A Slurm job
 // (the form's "Where") is started the same way; the state line adds Slurm's word on it while it waits or
-// runs, and the Runs tab's Open on a run Slurm still runs follows it here (attachRun).
+// runs, and the Runs tab's Open on a run Slurm still runs follows it here (attachRun). Closing the window
+// during a Slurm run offers, besides Stop and Cancel, "Leave it running on the cluster": the window stops
+// following the job without cancelling it (RunSupervisor::leaveRunning) and closes; Open follows it again.
 
 #include <QFutureWatcher>
 
@@ -70,7 +72,11 @@ public:
     // The Runs tab's Open on a run Slurm still runs: follows it live (RunSupervisor::attach), as if started
     // here, Stop included. False (reason in the banner) when a run is active or RUN_DIR is no such run.
     bool attachRun(const QString& runDir);
-    // Tests and --start close without asking.
+    // Stops following the Slurm job without cancelling it (the close question's "Leave it running on the
+    // cluster"): the supervisor lets it go, the log and banner say how to follow it again. False when the
+    // run cannot be left (not a Slurm job with an id, a stop under way, over).
+    bool leaveRunning();
+    // Tests and --start close without asking (and so stop the run).
     void setConfirmOnClose(bool confirm) { m_confirmOnClose = confirm; }
 
     supervisor::RunSupervisor* supervisor() const { return m_supervisor; }

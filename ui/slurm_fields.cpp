@@ -50,7 +50,8 @@ supervisor::SlurmPartitions listPartitions(const supervisor::SlurmCommands& comm
 
 QString describe(const supervisor::SlurmPartition& p)
 {
-    const QString gpus = p.gpusPerNode > 0 ? QObject::tr("%n GPU(s)/node", nullptr, p.gpusPerNode) : QObject::tr("no GPUs");
+    QString gpus = p.gpusPerNode > 0 ? QObject::tr("%n GPU(s)/node", nullptr, p.gpusPerNode) : QObject::tr("no GPUs");
+    if (p.gpusPerNode > 0 && p.gpusFree >= 0) gpus += QObject::tr(" (%n free)", nullptr, p.gpusFree);
     return QObject::tr("%1%2 · %3/%4 nodes idle · %5 · limit %6%7")
         .arg(p.name, p.isDefault ? QObject::tr(" (default)") : QString())
         .arg(p.nodesIdle).arg(p.nodesTotal)
@@ -64,7 +65,7 @@ SlurmFields::SlurmFields(QWidget* parent)
 {
     m_partition = new QComboBox(this);
     m_partition->setToolTip(tr("The partition (queue) the job is submitted to, as sinfo lists it: idle/total nodes, GPUs per "
-                               "node and time limit. The cluster's default partition is preselected"));
+                               "node and how many of them are free on idle or partly used nodes, and time limit. The cluster's default partition is preselected"));
     m_partition->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);   // never wider than the panel
     m_partition->setMinimumContentsLength(kComboMinimumCharacters);
     m_refresh = new QPushButton(tr("Refresh"), this);

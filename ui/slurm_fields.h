@@ -3,7 +3,8 @@
 // what `ringmaster-launch --slurm` takes: the partition, nodes, tasks and GPUs per node, time limit,
 // account and extra sbatch options. The partition list is Slurm's own (sinfo, through SlurmClient::
 // partitions()), asked off the GUI thread when the panel is first shown and on Refresh; each entry shows
-// its idle/total nodes, GPUs per node and time limit, and the cluster's default partition is preselected.
+// its idle/total nodes, GPUs per node with the free ones (not in use on idle or partly used nodes, from
+// sinfo's GresUsed, where sinfo gives it) and time limit, and the cluster's default partition is preselected.
 // When sinfo is missing or the controller does not answer, the panel says so under the list and the form
 // keeps Start disabled (pre-flight would refuse the job for the same reason). The request is checked as
 // the pre-flight checks it (slurm_preflight.h: the partition exists and is up, the nodes, GPUs and time

@@ -52,6 +52,11 @@ public:
     // ("PENDING (Resources)", "RUNNING"). Empty for ranks on this machine, and before the first answer.
     virtual QString jobId() const { return {}; }
     virtual QString queueState() const { return {}; }
+    // Stops following a run whose ranks do not depend on this process (a Slurm job) without ending it,
+    // so that the front end can exit and the run goes on; returns one line saying where it runs and how
+    // to follow it again. Empty when the run cannot be left running (ranks on this machine die with their
+    // supervisor; a job not submitted yet or already being stopped): nothing changed then.
+    virtual QString leaveRunning() { return {}; }
 
 Q_SIGNALS:
     // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,

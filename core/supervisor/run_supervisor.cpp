@@ -91,6 +91,17 @@ void RunSupervisor::requestCheckpoint()
     if (m_backend) m_backend->requestCheckpoint();
 }
 
+QString RunSupervisor::leaveRunning()
+{
+    if (!isActive()) return {};
+    const QString line = m_backend->leaveRunning();
+    if (line.isEmpty()) return {};
+    m_backend->disconnect(this);
+    m_backend->deleteLater();
+    m_backend = nullptr;
+    return line;
+}
+
 RunState RunSupervisor::state() const { return m_backend ? m_backend->state() : RunState::Idle; }
 const JobSpec& RunSupervisor::job() const { return m_backend ? m_backend->job() : m_noJob; }
 QString RunSupervisor::runDir() const { return m_backend ? m_backend->runDir() : QString(); }

@@ -3,8 +3,8 @@
 // pre-flight, picks the backend for the job (run_backend.h: LocalRun starts the ranks on this machine;
 // SlurmRun submits the job to Slurm when the job has "launch.slurm") and forwards the backend's signals,
 // so the front ends are the same for both. attach() follows a run that Slurm is still running after the
-// launcher or the GUI that submitted it exited. A finished run's backend stays until the next start, so
-// its state, ranks and root cause can still be read.
+// launcher or the GUI that submitted it exited or left it running (leaveRunning()). A finished run's
+// backend stays until the next start, so its state, ranks and root cause can still be read.
 
 #include <QList>
 #include <QObject>
@@ -43,6 +43,12 @@ public:
     void kill();
     // Asks rank 0 to write a checkpoint after its current step (SIGUSR1).
     void requestCheckpoint();
+    // Under Slurm: stops following the job without cancelling it (the app closed with "Leave it running
+    // on the cluster", the launcher's terminal closed). The backend is let go (state() is Idle after) and
+    // the job runs on; attach() follows it again. Returns the line saying so, with the exact
+    // `ringmaster-launch --attach RUN_DIR`; empty when the run cannot be left (run_backend.h), and then
+    // nothing changed.
+    QString leaveRunning();
 
     RunState state() const;
     const JobSpec& job() const;

@@ -64,12 +64,15 @@ exit $rc
 
 inline constexpr char kFakeScontrol[] = "#!/bin/sh\n[ \"$1 $2\" = \"show hostnames\" ] && printf 'fakenode7\\nfakenode8\\n'\n";
 
-// A stub of any Slurm tool: records its arguments in NAME.args, prints NAME.out and NAME.err, exits NAME.rc.
+// A stub of any Slurm tool: records its arguments in NAME.args, prints NAME.out (NAME.nodes.out instead,
+// where it exists, for a call with -N: sinfo's per-node listing) and NAME.err, exits NAME.rc.
 inline constexpr char kStub[] = R"SH(#!/bin/sh
 d=$(dirname "$0"); n=$(basename "$0")
 printf '%s\n' "$*" >>"$d/$n.args"
 [ -f "$d/$n.sleep" ] && sleep "$(cat "$d/$n.sleep")"
-[ -f "$d/$n.out" ] && cat "$d/$n.out"
+out="$d/$n.out"
+case " $* " in *" -N "*) [ -f "$d/$n.nodes.out" ] && out="$d/$n.nodes.out" ;; esac
+[ -f "$out" ] && cat "$out"
 [ -f "$d/$n.err" ] && cat "$d/$n.err" >&2
 exit "$(cat "$d/$n.rc" 2>/dev/null || echo 0)"
 )SH";

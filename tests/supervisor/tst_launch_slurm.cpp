@@ -3,12 +3,16 @@
 // 2 tasks completes with the whole run directory; its metrics arrive live (shown while squeue still
 // says RUNNING); SIGTERM to the launcher stops the job with a checkpoint; a user script completes and
 // its printed scalars are recorded; a task that fails fails the run and is named with its exception;
-// a launcher killed outright leaves the job running and --attach follows it again; bad Slurm input
-// launches nothing. After every run the queue is empty.
+// a launcher killed outright leaves the job running and --attach follows it again; a closed terminal
+// (SIGHUP) leaves the job to Slurm with the exact --attach command, which follows it again and stops it;
+// commands.json records what each task ran and the contract it got (checked against what the tasks saw);
+// bad Slurm input launches nothing. After every run the queue is empty.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -30,13 +34,20 @@ constexpr char kRealEntry[] = "supervisor.tst_launch_slurm";
 
 // A torchrun-style script: gloo DDP from the environment; rank 0 prints a scalar line each step.
 constexpr char kScript[] = R"PY(
-import argparse, os, sys, time
+import argparse, json, os, sys, time
 import torch
 import torch.distributed as dist
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=12)
 parser.add_argument("--fail-rank", type=int, default=-1)
 args = parser.parse_args()
+# What this task got, for comparing with what commands.json records.
+names = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
+         "GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT",
+         "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "RINGMASTER_RUN_DIR", "PYTHONUNBUFFERED", "OMP_NUM_THREADS",
+         "PYTHONPATH", "RINGMASTER_SOCKET", "RINGMASTER_ENDPOINT", "RINGMASTER_TOKEN"]
+with open(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "seen-%s.json" % os.environ["RANK"]), "w") as f:
+    json.dump({"argv": [sys.executable] + sys.argv, "env": {n: os.environ.get(n) for n in names}}, f)
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
@@ -58,6 +69,11 @@ QString jobIdIn(const QString& output)
 {
     const auto match = QRegularExpression(QStringLiteral("submitted as Slurm job (\\d+)")).match(output);
     return match.hasMatch() ? match.captured(1) : QString();
+}
+
+QJsonArray commandRanks(const QString& runDir)
+{
+    return slurmtest::readJson(runDir + QStringLiteral("/commands.json")).value(QStringLiteral("ranks")).toArray();
 }
 
 // Waits until squeue no longer lists the job (COMPLETING clears within Slurm's own epilog).
@@ -175,6 +191,29 @@ private Q_SLOTS:
         QVERIFY2(launch.output.contains(QStringLiteral("30 step metrics received over this host's socket")), qPrintable(launch.output));
         const QStringList scalarSteps = ringmaster::supervisor::test::csvColumn(dir + QStringLiteral("/scalars.csv"), 0);
         QVERIFY(scalarSteps.contains(QStringLiteral("30")));
+
+        // commands.json, as a local run writes it: each task's trainer command and the contract it took from
+        // Slurm's variables (the port is the one rank 0 says it derived), the token never written.
+        const QJsonObject commands = slurmtest::readJson(dir + QStringLiteral("/commands.json"));
+        QCOMPARE(commands.value(QStringLiteral("slurm_job_id")).toString(), jobId);
+        const QJsonArray ranks = commands.value(QStringLiteral("ranks")).toArray();
+        QCOMPARE(ranks.size(), 2);
+        const QString port = QString::number(15000 + jobId.toLongLong() % 17000);
+        for (int rank = 0; rank < 2; ++rank) {
+            const QJsonObject task = ranks.at(rank).toObject();
+            QCOMPARE(task.value(QStringLiteral("program")).toString(), trainerPath());
+            const QJsonArray arguments = task.value(QStringLiteral("arguments")).toArray();
+            QCOMPARE(arguments.at(0).toString(), QStringLiteral("--job"));
+            QCOMPARE(arguments.at(1).toString(), dir + QStringLiteral("/job.json"));
+            const QJsonObject environment = task.value(QStringLiteral("environment")).toObject();
+            QCOMPARE(environment.value(QStringLiteral("RANK")).toString(), QString::number(rank));
+            QCOMPARE(environment.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("2"));
+            QCOMPARE(environment.value(QStringLiteral("MASTER_PORT")).toString(), port);
+            QCOMPARE(environment.value(QStringLiteral("RINGMASTER_TOKEN")).toString(), QStringLiteral("(secret)"));
+            QVERIFY(!environment.value(QStringLiteral("RINGMASTER_SOCKET")).toString().isEmpty());
+        }
+        QVERIFY2(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("MASTER_PORT %1 = ").arg(port)),
+                 qPrintable(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).left(3000)));
         QVERIFY(queueEmpties(jobId));
     }
 
@@ -249,6 +288,32 @@ private Q_SLOTS:
         QVERIFY(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("iter 12 train/loss=")));
         QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
                  QStringLiteral("completed"));
+
+        // commands.json says what each task ran and the environment it got, as each task saw it: the same
+        // program and arguments, and every recorded variable with the value the task found, except
+        // MASTER_ADDR (known once Slurm placed the job) and the token, which is never written.
+        const QJsonArray ranks = commandRanks(dir);
+        QCOMPARE(ranks.size(), 2);
+        const QString commandsText = slurmtest::readAll(dir + QStringLiteral("/commands.json"));
+        for (int rank = 0; rank < 2; ++rank) {
+            const QJsonObject task = ranks.at(rank).toObject();
+            const QJsonObject seen = slurmtest::readJson(dir + QStringLiteral("/seen-%1.json").arg(rank));
+            QJsonArray command{task.value(QStringLiteral("program"))};
+            for (const auto& argument : task.value(QStringLiteral("arguments")).toArray()) command.append(argument);
+            QCOMPARE(command, seen.value(QStringLiteral("argv")).toArray());
+            const QJsonObject seenEnv = seen.value(QStringLiteral("env")).toObject();
+            const QJsonObject environment = task.value(QStringLiteral("environment")).toObject();
+            QVERIFY(environment.size() >= 15);
+            for (auto it = environment.constBegin(); it != environment.constEnd(); ++it) {
+                if (it.key() == QLatin1String("MASTER_ADDR") || it.key() == QLatin1String("RINGMASTER_TOKEN")) continue;
+                QVERIFY2(seenEnv.contains(it.key()), qPrintable(it.key()));
+                QCOMPARE(it.value().toString(), seenEnv.value(it.key()).toString());
+            }
+            QCOMPARE(environment.value(QStringLiteral("RINGMASTER_TOKEN")).toString(), QStringLiteral("(secret)"));
+            const QString token = seenEnv.value(QStringLiteral("RINGMASTER_TOKEN")).toString();
+            QVERIFY(token.size() >= 16);
+            QVERIFY(!commandsText.contains(token));
+        }
         QVERIFY(queueEmpties(jobIdIn(launch.output)));
     }
 
@@ -299,6 +364,53 @@ private Q_SLOTS:
         QVERIFY(again.finish(60000));
         QCOMPARE(again.process.exitCode(), 2);
         QVERIFY2(again.output.contains(QStringLiteral("has ended")), qPrintable(again.output));
+    }
+
+    // The terminal closes (SIGHUP) during a --slurm run: the launcher leaves the job to Slurm, prints one
+    // line with the exact command that follows it again, and exits 4. The job runs on with no launcher
+    // (its steps keep coming into metrics.csv); that command follows it, and Ctrl-C (SIGINT) stops it.
+    void hangupLeavesTheJobRunning()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess first;
+        first.start(trainerArguments({QStringLiteral("--epochs"), QStringLiteral("200")}));
+        QVERIFY2(first.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(first.output));
+        const QString jobId = jobIdIn(first.output);
+        slurmtest::JobGuard guard{SlurmClient(), jobId};
+        const QString dir = first.runDir();
+        ::kill(static_cast<pid_t>(first.process.processId()), SIGHUP);
+        QVERIFY2(first.finish(60000), qPrintable(first.output));
+        QVERIFY2(first.process.exitCode() == 4, qPrintable(first.output));
+        static const QRegularExpression leftLine(QStringLiteral("^left running in Slurm job (\\d+) \\(RUNNING\\): follow it again with "
+                                                                "(ringmaster-launch --attach (\\S+))$"),
+                                                 QRegularExpression::MultilineOption);
+        const auto left = leftLine.match(first.output);
+        QVERIFY2(left.hasMatch(), qPrintable(first.output));
+        QCOMPARE(left.captured(1), jobId);
+        QCOMPARE(left.captured(3), dir);
+        QCOMPARE(first.output.count(QStringLiteral("left running")), 1);
+        QVERIFY2(!first.output.contains(QStringLiteral("stopping")), qPrintable(first.output));
+        QVERIFY(slurmtest::readAll(dir + QStringLiteral("/logs/launcher.log")).contains(left.captured(0)));
+
+        // Nothing was cancelled: the job runs, and its steps keep coming without a launcher.
+        QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
+        const int rows = csvRows(dir + QStringLiteral("/metrics.csv"));
+        QVERIFY(slurmtest::pollUntil([&] { return csvRows(dir + QStringLiteral("/metrics.csv")) > rows + 2; }, kRunTimeoutMs));
+
+        // The printed command, as printed, follows it again; Ctrl-C stops it with a final checkpoint.
+        const QStringList words = QProcess::splitCommand(left.captured(2));
+        QCOMPARE(words.first(), QStringLiteral("ringmaster-launch"));
+        LaunchProcess attached;
+        attached.start(words.mid(1));
+        QVERIFY2(attached.waitForOutput(QStringLiteral("attached to Slurm job ") + jobId, 60000), qPrintable(attached.output));
+        QVERIFY2(attached.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(attached.output));
+        ::kill(static_cast<pid_t>(attached.process.processId()), SIGINT);
+        QVERIFY2(attached.finish(kRunTimeoutMs), qPrintable(attached.output));
+        QVERIFY2(attached.process.exitCode() == 3, qPrintable(attached.output));
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
+                 QStringLiteral("stopped"));
+        QVERIFY(!QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.pt")}).isEmpty());
+        QVERIFY(queueEmpties(jobId));
     }
 };
 

@@ -431,7 +431,10 @@ void TestSlurmComponents::clientStopKillPartitions()
                           "old|down|30:00|0/0/2/2|(null)\n");
     const SlurmPartitions listed = stubs.client().partitions();
     QCOMPARE(listed.error, QString());
-    QCOMPARE(stubs.args("sinfo"), QStringLiteral("-h -o %P|%a|%l|%F|%G\n"));
+    // The partitions, then the nodes' GPUs in use (here the stub answers the same lines, which are not
+    // per-node lines: the free GPUs stay unknown).
+    QCOMPARE(stubs.args("sinfo"), QStringLiteral("-h -o %P|%a|%l|%F|%G\n-h -N -O PartitionName:0|,StateCompact:0|,Gres:0|,GresUsed:0\n"));
+    for (const SlurmPartition& partition : listed.partitions) QCOMPARE(partition.gpusFree, -1);
     QCOMPARE(listed.partitions.size(), 3);
     const SlurmPartition& debug = listed.partitions.at(0);
     QCOMPARE(debug.name, QStringLiteral("debug"));
@@ -448,6 +451,26 @@ void TestSlurmComponents::clientStopKillPartitions()
     QCOMPARE(gpu.gpusPerNode, 8);
     QCOMPARE(gpu.gres, QStringLiteral("gpu:a100:4(S:0-1),gpu:a100:8"));
     QVERIFY(!listed.partitions.at(2).available);
+
+    // Free GPUs: each idle or mixed node's GPUs less those in use; allocated, drained and down nodes add none.
+    writeFile(stubs.path() + QStringLiteral("/sinfo.nodes.out"),
+              "debug|idle|(null)|(null)\n"
+              "gpu|mix|gpu:a100:4(S:0-1)|gpu:a100:1(IDX:0)\n"
+              "gpu|idle~|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)\n"
+              "gpu|alloc|gpu:a100:4(S:0-1)|gpu:a100:2(IDX:0,2)\n"
+              "gpu|drain*|gpu:a100:8|gpu:a100:0(IDX:N/A)\n"
+              "old|down*|(null)|(null)\n");
+    const SlurmPartitions withUse = stubs.client().partitions();
+    QCOMPARE(withUse.partitions.at(0).gpusFree, 0);
+    QCOMPARE(withUse.partitions.at(1).gpusFree, 7);
+    QCOMPARE(withUse.partitions.at(2).gpusFree, 0);
+    SlurmPartitions unchanged = withUse;
+    QVERIFY(!SlurmClient::parseGpuUse(QStringLiteral("gpu|idle|gpu:4\n"), &unchanged));   // not four fields
+    QCOMPARE(unchanged.partitions.at(1).gpusFree, 7);
+    QVERIFY(SlurmClient::parseGpuUse(QStringLiteral("gpu|mixed|gpu:2,gpu:v100:2|gpu:1(IDX:0),gpu:v100:0\n"), &unchanged));
+    QCOMPARE(unchanged.partitions.at(1).gpusFree, 3);
+    QCOMPARE(unchanged.partitions.at(0).gpusFree, 0);   // not listed this time: what it had
+    QFile::remove(stubs.path() + QStringLiteral("/sinfo.nodes.out"));
     stubs.answer("sinfo", "", "sinfo: error: Unable to contact slurm controller (connect failure)\n", 1);
     QCOMPARE(stubs.client().partitions().error, QStringLiteral("sinfo: Unable to contact slurm controller (connect failure)"));
 

@@ -41,6 +41,17 @@ constexpr char kSinfo[] = "debug*|up|infinite|0/1/0/1|(null)\n"
                           "gpu|up|2-00:00:00|0/1/0/1|gpu:a100:8(S:0-1)\n"
                           "old|down|1:00:00|0/0/2/2|(null)\n";
 
+// sinfo -h -N -O 'PartitionName:0|,StateCompact:0|,Gres:0|,GresUsed:0': the same nodes, with the GPUs in
+// use; free on the idle and mixed ones: 4 + 3 + 2 (the allocated node's free GPU cannot be had).
+constexpr char kSinfoNodes[] = "debug|idle|(null)|(null)\n"
+                               "gpu|idle|gpu:a100:4|gpu:a100:0(IDX:N/A)\n"
+                               "gpu|mix|gpu:a100:4|gpu:a100:1(IDX:0)\n"
+                               "gpu|alloc|gpu:a100:4|gpu:a100:3(IDX:0-2)\n"
+                               "gpu|down*|gpu:a100:4|gpu:a100:0(IDX:N/A)\n"
+                               "gpu|mix|gpu:a100:8(S:0-1)|gpu:a100:6(IDX:0-5)\n"
+                               "old|down*|(null)|(null)\n"
+                               "old|down*|(null)|(null)\n";
+
 bool settled(JobForm& form)
 {
     return QTest::qWaitFor([&] { return !form.isChecking(); }, kCheckTimeoutMs);
@@ -230,6 +241,7 @@ private Q_SLOTS:
     {
         Stubs stubs;
         stubs.answer("sinfo", kSinfo);
+        ringmaster::supervisor::slurmtest::writeFile(stubs.path() + QStringLiteral("/sinfo.nodes.out"), kSinfoNodes);
         ringmaster::supervisor::slurmtest::writeFile(stubs.path() + QStringLiteral("/sinfo.sleep"), "1");
         JobForm form;
         form.slurmFields()->setCommands(SlurmCommands::inFolder(stubs.path()));
@@ -244,12 +256,13 @@ private Q_SLOTS:
         QSignalSpy listed(form.slurmFields(), &SlurmFields::partitionsListed);
         QVERIFY(listed.wait(kCheckTimeoutMs));
         QVERIFY(!form.isChecking());
-        QCOMPARE(stubs.args("sinfo").trimmed(), QStringLiteral("-h -o %P|%a|%l|%F|%G"));
+        QCOMPARE(stubs.args("sinfo").trimmed(),
+                 QStringLiteral("-h -o %P|%a|%l|%F|%G\n-h -N -O PartitionName:0|,StateCompact:0|,Gres:0|,GresUsed:0"));
 
         QComboBox* box = form.slurmFields()->partitionBox();
         QCOMPARE(box->count(), 3);
         QCOMPARE(box->itemText(0), QStringLiteral("debug (default) · 1/1 nodes idle · no GPUs · limit infinite"));
-        QCOMPARE(box->itemText(1), QStringLiteral("gpu · 3/5 nodes idle · 8 GPU(s)/node · limit 2-00:00:00"));
+        QCOMPARE(box->itemText(1), QStringLiteral("gpu · 3/5 nodes idle · 8 GPU(s)/node (9 free) · limit 2-00:00:00"));
         QCOMPARE(box->itemText(2), QStringLiteral("old · 0/2 nodes idle · no GPUs · limit 1:00:00 · not up"));
         QCOMPARE(box->currentIndex(), 0);          // the default, preselected
         QVERIFY(box->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("gpu:a100:8")));

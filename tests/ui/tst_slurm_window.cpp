@@ -5,7 +5,10 @@
 // cancels it and the run ends "stopped" once Slurm says so. On the real one-node Slurm of
 // scripts/slurm-local.sh (label slurm; skipped with the reason where it cannot start): a 2-task CPU trainer
 // job started from the form, its steps in the chart while Slurm runs it, then Stop with a final checkpoint;
-// and a job submitted by ringmaster-launch (killed afterwards) followed from the Runs tab, then stopped.
+// a job submitted by ringmaster-launch (killed afterwards) followed from the Runs tab, then stopped; and a
+// job left running when its window closed ("Leave it running on the cluster"), followed again from a new
+// window's Runs tab, then killed: cancelled, no task process left. With stubs, the close question offers
+// leaving a Slurm job only, and leaving it cancels nothing.
 // With RINGMASTER_SCREENSHOT_DIR set, it saves slurm-form.png (the form with "Slurm cluster" chosen).
 #include <QAbstractItemView>
 #include <QAction>
@@ -17,13 +20,18 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPainter>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
+
+#include <memory>
 
 #include <csignal>
 
@@ -116,6 +124,52 @@ QString jobIdIn(const QString& output)
 bool queueEmpties(const QString& jobId)
 {
     return slurmtest::pollUntil([&] { return slurmtest::queueLine(jobId).isEmpty(); }, slurmtest::kJobDeadlineMs);
+}
+
+// Clicks the button named BUTTON (its object name) in the next modal QMessageBox, or cancels it when it has
+// none; *seen holds the names of the buttons it offered ("Cancel" for the standard one), sorted, empty when
+// none came.
+std::shared_ptr<QStringList> clickInNextMessageBox(const QString& button)
+{
+    auto seen = std::make_shared<QStringList>();
+    auto* timer = new QTimer;
+    auto elapsed = std::make_shared<QElapsedTimer>();
+    elapsed->start();
+    QObject::connect(timer, &QTimer::timeout, [timer, seen, elapsed, button] {
+        if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+            for (QAbstractButton* offered : box->buttons()) {
+                *seen << (box->standardButton(offered) == QMessageBox::Cancel ? QStringLiteral("Cancel") : offered->objectName());
+            }
+            seen->sort();
+            if (auto* wanted = box->findChild<QPushButton*>(button)) wanted->click();
+            else box->reject();
+        } else if (elapsed->elapsed() < kCheckTimeoutMs) {
+            return;
+        }
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(50);
+    return seen;
+}
+
+// The processes whose command line mentions TEXT (a run's job.json: its srun and its tasks), this one left
+// out; with PROGRAM, only those that run it (argv[0]).
+QList<qint64> processesMentioning(const QString& text, const QString& program = {})
+{
+    QList<qint64> pids;
+    const QByteArray needle = text.toUtf8();
+    for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric || pid == QCoreApplication::applicationPid()) continue;
+        QFile file(QStringLiteral("/proc/%1/cmdline").arg(entry));
+        if (!file.open(QIODevice::ReadOnly)) continue;
+        const QByteArray cmdline = file.readAll();
+        if (!program.isEmpty() && cmdline.left(cmdline.indexOf('\0')) != program.toUtf8()) continue;
+        if (QByteArray(cmdline).replace('\0', ' ').contains(needle)) pids.append(pid);
+    }
+    return pids;
 }
 
 QStringList checkpointsIn(const QString& runDir)
@@ -219,6 +273,58 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, queued), QStringLiteral("stopped"), kStubAnswerMs);
     }
 
+    // Closing the window while it follows a Slurm job asks whether to stop it, leave it running on the
+    // cluster, or cancel; leaving it sends nothing to Slurm (no scancel), lets the run go (the window's
+    // supervisor is idle) and closes the window.
+    void closingCanLeaveASlurmJobRunning()
+    {
+        QTemporaryDir root;
+        slurmtest::Stubs stubs;
+        stubs.answer("squeue", "RUNNING|None\n");
+        PathFirst path(stubs.path());
+        const QString running = makeSlurmRun(root.path(), QStringLiteral("20261201-090000-cnn"), QStringLiteral("58"));
+        MainWindow window;
+        window.show();
+        window.jobForm()->outputEdit()->setText(root.path());
+        QVERIFY(window.attachRun(running));
+        QTRY_VERIFY_WITH_TIMEOUT(window.stateLabel()->text().contains(QStringLiteral("Slurm job 58: RUNNING")), kStubAnswerMs);
+
+        // Cancel keeps everything as it was.
+        auto offered = clickInNextMessageBox(QStringLiteral("no such button"));
+        QVERIFY(!window.close());
+        QCOMPARE(*offered, (QStringList{QStringLiteral("Cancel"), QStringLiteral("leaveRunning"), QStringLiteral("stopAndClose")}));
+        QVERIFY(window.isVisible());
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Running);
+
+        offered = clickInNextMessageBox(QStringLiteral("leaveRunning"));
+        QVERIFY(window.close());
+        QVERIFY(offered->contains(QStringLiteral("leaveRunning")));
+        QVERIFY(!window.isVisible());
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
+        QVERIFY2(window.banner()->text().contains(QStringLiteral("left running in Slurm job 58 (RUNNING): follow it again with "
+                                                                 "ringmaster-launch --attach ") + running),
+                 qPrintable(window.banner()->text()));
+        QCOMPARE(stubs.args("scancel"), QString());
+    }
+
+    // A run on this machine cannot be left running (its ranks die with the app): the question offers no such choice.
+    void closingDuringALocalRunOffersNoLeaving()
+    {
+        MainWindow window;
+        window.show();
+        window.loadJob(supervisor::test::cpuJob(m_root.path(), 3000, 200));
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+        window.startAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(window.supervisor()->state() == supervisor::RunState::Running, kRunTimeoutMs);
+        const auto offered = clickInNextMessageBox(QStringLiteral("no such button"));
+        QVERIFY(!window.close());
+        QCOMPARE(*offered, (QStringList{QStringLiteral("Cancel"), QStringLiteral("stopAndClose")}));
+        QVERIFY(window.supervisor()->leaveRunning().isEmpty());
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Running);
+        window.killAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(supervisor::isFinal(window.supervisor()->state()), kRunTimeoutMs);
+    }
+
     // Start from the form on the real Slurm: a 2-task CPU trainer job, steps in the chart while Slurm runs
     // it, then Stop: every task checkpoints and exits, the run is "stopped".
     void realSlurmRunFromTheWindow()
@@ -242,7 +348,8 @@ private Q_SLOTS:
                                 kRunTimeoutMs));
         QVERIFY2(window.chart()->lossPointCount() >= 3, qPrintable(window.stateLabel()->text()));
         QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
-        QVERIFY(window.stateLabel()->text().contains(QStringLiteral("RUNNING")));
+        // The label shows Slurm's word from the supervisor's own poll (every second), which may come after the first steps.
+        QTRY_VERIFY_WITH_TIMEOUT(window.stateLabel()->text().contains(QStringLiteral("RUNNING")), kCheckTimeoutMs);
 
         window.stopAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(supervisor::isFinal(window.supervisor()->state()), kRunTimeoutMs);
@@ -304,6 +411,76 @@ private Q_SLOTS:
         QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
         QVERIFY(!checkpointsIn(dir).isEmpty());
         QVERIFY(queueEmpties(jobId));
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, dir), QStringLiteral("stopped"), kCheckTimeoutMs);
+    }
+
+    // A job started from the window, which then closes with "Leave it running on the cluster": the job runs
+    // on in Slurm with nothing following it (its steps keep coming into metrics.csv); a new window's Runs
+    // tab shows it running, Open follows it, and Kill cancels it (scancel): the run ends "stopped" with
+    // Slurm's CANCELLED, no task process is left, and the queue is empty.
+    void realSlurmLeaveRunningThenOpenAndKill()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        QTemporaryDir root;
+        slurmtest::JobGuard guard{supervisor::SlurmClient(), QString()};
+        QString dir;
+        {
+            MainWindow window;   // asks on close, as for a user
+            window.show();
+            window.loadJob(supervisor::test::cpuJob(root.path(), 3000, 200));
+            window.jobForm()->whereBox()->setCurrentIndex(kSlurmPlace);
+            window.jobForm()->slurmFields()->timeEdit()->setText(QStringLiteral("10"));
+            QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+            window.startAction()->trigger();
+            QTRY_VERIFY_WITH_TIMEOUT(!window.supervisor()->jobId().isEmpty(), kCheckTimeoutMs);
+            guard.jobId = window.supervisor()->jobId();
+            dir = QDir::cleanPath(window.supervisor()->runDir());
+            QVERIFY(QTest::qWaitFor([&] { return window.chart()->lossPointCount() >= 2 || supervisor::isFinal(window.supervisor()->state()); },
+                                    kRunTimeoutMs));
+            QVERIFY2(slurmtest::queueLine(guard.jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(guard.jobId)));
+            const auto offered = clickInNextMessageBox(QStringLiteral("leaveRunning"));
+            QVERIFY(window.close());
+            QVERIFY(offered->contains(QStringLiteral("leaveRunning")));
+            QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
+        }
+        const QString jobId = guard.jobId;
+        // The window is gone; nothing was cancelled and the job trains on.
+        QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
+        const QString launcherLog = slurmtest::readAll(dir + QStringLiteral("/logs/launcher.log"));
+        QVERIFY2(launcherLog.contains(QStringLiteral("left running in Slurm job %1 (RUNNING): follow it again with "
+                                                     "ringmaster-launch --attach %2").arg(jobId, dir)),
+                 qPrintable(launcherLog.right(2000)));
+        QVERIFY(!launcherLog.contains(QStringLiteral("stop requested")) && !launcherLog.contains(QStringLiteral("kill requested")));
+        const int rows = supervisor::test::csvRows(dir + QStringLiteral("/metrics.csv"));
+        QVERIFY(slurmtest::pollUntil([&] { return supervisor::test::csvRows(dir + QStringLiteral("/metrics.csv")) > rows + 2; }, kRunTimeoutMs));
+
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        window.jobForm()->outputEdit()->setText(root.path());
+        RunsPanel* panel = window.runsPanel();
+        window.tabs()->setCurrentWidget(panel);
+        QVERIFY(refreshAndWait(*panel));
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, dir), QStringLiteral("running"), kCheckTimeoutMs);
+        panel->openRun(dir);
+        QCOMPARE(window.supervisor()->jobId(), jobId);
+        QTRY_VERIFY_WITH_TIMEOUT(window.chart()->lossPointCount() > 0, kCheckTimeoutMs);
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Running);
+        const QString jobFile = dir + QStringLiteral("/job.json");
+        QCOMPARE(processesMentioning(jobFile, supervisor::test::trainerPath()).size(), 2);   // the two trainer tasks
+
+        QVERIFY(window.killAction()->isEnabled());
+        window.killAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(supervisor::isFinal(window.supervisor()->state()), kRunTimeoutMs);
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+        const QString log = slurmtest::readAll(dir + QStringLiteral("/logs/launcher.log"));
+        QVERIFY2(log.contains(QStringLiteral("kill requested: cancelling Slurm job %1 (scancel)").arg(jobId)), qPrintable(log.right(2000)));
+        QVERIFY2(log.contains(QStringLiteral("run stopped (Slurm job %1 CANCELLED)").arg(jobId)), qPrintable(log.right(2000)));
+        QVERIFY(queueEmpties(jobId));
+        // No task, and no srun either.
+        QVERIFY2(slurmtest::pollUntil([&] { return processesMentioning(jobFile).isEmpty(); }, slurmtest::kJobDeadlineMs),
+                 qPrintable(QStringLiteral("left: %1").arg(processesMentioning(jobFile).size())));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, dir), QStringLiteral("stopped"), kCheckTimeoutMs);
     }
 };

@@ -299,7 +299,34 @@ SlurmPartitions SlurmClient::partitions() const
         failed.error = QStringLiteral("sinfo: %1").arg(result.error);
         return failed;
     }
-    return parsePartitions(result.out);
+    SlurmPartitions listed = parsePartitions(result.out);
+    if (!listed.error.isEmpty()) return listed;
+    // Width 0: each field unpadded and uncut, '|' after each but the last.
+    const Result nodes = run(m_commands.sinfo, {QStringLiteral("-h"), QStringLiteral("-N"), QStringLiteral("-O"),
+                                                QStringLiteral("PartitionName:0|,StateCompact:0|,Gres:0|,GresUsed:0")});
+    if (nodes.error.isEmpty()) parseGpuUse(nodes.out, &listed);
+    return listed;
+}
+
+bool SlurmClient::parseGpuUse(const QString& output, SlurmPartitions* listed)
+{
+    static const QRegularExpression stateFlags(QStringLiteral("[^a-z]+$"));
+    QMap<QString, int> freeByPartition;
+    for (const QString& raw : output.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const QStringList f = raw.trimmed().split(QLatin1Char(kFieldSeparator));
+        if (f.size() != 4) return false;
+        QString name = f.at(0).trimmed();
+        if (name.endsWith(QLatin1Char('*'))) name.chop(1);
+        // "idle", "mix", "alloc", "drain", "down*", "idle~" (powered down), ...: the flags after the word go.
+        const QString state = f.at(1).trimmed().toLower().remove(stateFlags);
+        const int free = std::max(0, gpusInGres(f.at(2).trimmed()) - gpusInGres(f.at(3).trimmed()));
+        const bool usable = state == QLatin1String("idle") || state == QLatin1String("mix") || state == QLatin1String("mixed");
+        freeByPartition[name] += usable ? free : 0;
+    }
+    for (SlurmPartition& partition : listed->partitions) {
+        if (freeByPartition.contains(partition.name)) partition.gpusFree = freeByPartition.value(partition.name);
+    }
+    return true;
 }
 
 QStringList SlurmClient::controllerHosts() const

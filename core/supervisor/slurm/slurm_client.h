@@ -69,6 +69,9 @@ struct SlurmPartition
     int nodesTotal = 0;
     QString gres;             // the nodes' generic resources, e.g. "gpu:a100:4"; empty when none
     int gpusPerNode = 0;      // the largest GPU count of the partition's nodes (from gres)
+    // GPUs not in use on the partition's idle and mixed nodes (each node's Gres minus its GresUsed); -1 when
+    // unknown (a sinfo without GresUsed). Nodes that are allocated, down or drained add none.
+    int gpusFree = -1;
 };
 
 struct SlurmSubmission
@@ -102,7 +105,8 @@ public:
     QString stop(const QString& jobId) const;
     // Ends the job now: scancel ID (Slurm sends SIGTERM, then SIGKILL after its KillWait); CANCELLED.
     QString kill(const QString& jobId) const;
-    // sinfo -h -o '%P|%a|%l|%F|%G', merged per partition.
+    // sinfo -h -o '%P|%a|%l|%F|%G', merged per partition; then the free GPUs from sinfo's per-node
+    // listing (-N -O PartitionName,StateCompact,Gres,GresUsed), left unknown when that cannot be read.
     SlurmPartitions partitions() const;
     // The controller's hosts from scontrol show config ("SlurmctldHost[N] = NAME" or "NAME(ADDRESS)":
     // the address when given, else the name), primary first; empty when scontrol cannot answer.
@@ -111,6 +115,9 @@ public:
     // sinfo's and squeue's fields parsed, for tests of the parsing alone.
     static SlurmJobState stateFromText(const QString& text);
     static SlurmPartitions parsePartitions(const QString& sinfoOutput);
+    // Adds the free GPUs of each partition in *listed from sinfo's per-node lines ("gpu|mix|gpu:a100:4|
+    // gpu:a100:1(IDX:0)"); false, and nothing changed, when a line is not of that form.
+    static bool parseGpuUse(const QString& sinfoNodesOutput, SlurmPartitions* listed);
     static SlurmJobStatus parseScontrolJob(const QString& scontrolOutput);
     static QStringList parseControllerHosts(const QString& scontrolConfig);
 

@@ -8,16 +8,12 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <cmath>
-#include <csignal>
 
 #include "../../protocol/wire.h"
 #include "../metric_server.h"
 #include "../rank_command.h"
 #include "../tensorboard_follower.h"
-#include "batch_script.h"
-#include "slurm_verdict.h"
-#include "task_failures.h"
+#include "slurm_launch_record.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -75,9 +71,9 @@ SlurmRun::SlurmRun(QObject* parent)
 SlurmRun::~SlurmRun()
 {
     // The job belongs to Slurm: it goes on without this process, and can be followed again.
-    if (m_state != RunState::Idle && !isFinal(m_state) && !m_jobId.isEmpty()) {
-        m_dir.log(QStringLiteral("this supervisor exits; Slurm job %1 keeps running: follow it again with "
-                                 "ringmaster-launch --attach %2").arg(m_jobId, runDir()));
+    if (!m_left && m_state != RunState::Idle && !isFinal(m_state) && !m_jobId.isEmpty()) {
+        m_dir.log(QStringLiteral("this supervisor exits; Slurm job %1 keeps running: follow it again with %2")
+                      .arg(m_jobId, attachCommandLine(runDir())));
     }
 }
 
@@ -162,6 +158,7 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     input.scriptPath = checked.scriptPath;
     input.helperDir = m_job.isScript() ? helperModuleDir() : QString();
     input.resumeFrom = trainerResumeTarget(m_job, 0, runDir(), m_dir.latestCheckpoint());
+    m_batchInput = input;
     m_batchScript = writeBatchScript(input, error);
     if (m_batchScript.isEmpty()) return false;
     log(QStringLiteral("run directory %1; Slurm batch script %2 (%3 task(s)); socket %4; %5")
@@ -212,13 +209,24 @@ void SlurmRun::submit()
         return;
     }
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    const QString mode = m_job.slurm.metrics;
-    if (mode == QLatin1String("auto")) environment.insert(QLatin1String(kSubmitterSocketEnv), m_server->socketPath());
-    if (mode != QLatin1String("files") && !m_server->tcpEndpoint().isEmpty()) {
-        environment.insert(QLatin1String(kSubmitterEndpointEnv), m_server->tcpEndpoint());
-    }
-    if (mode != QLatin1String("files")) environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
+    const SubmitterOffer offer = submitterOffer();
+    if (!offer.socketPath.isEmpty()) environment.insert(QLatin1String(kSubmitterSocketEnv), offer.socketPath);
+    if (!offer.endpoint.isEmpty()) environment.insert(QLatin1String(kSubmitterEndpointEnv), offer.endpoint);
+    if (offer.token) environment.insert(QLatin1String(kSubmitterTokenEnv), m_server->token());
     m_submitting.setFuture(QtConcurrent::run([client = m_client, script = m_batchScript, environment] { return client.submit(script, environment); }));
+}
+
+// What the tasks get from this supervisor through sbatch's environment ("launch.slurm.metrics" decides).
+SubmitterOffer SlurmRun::submitterOffer() const
+{
+    SubmitterOffer offer;
+    const QString mode = m_job.slurm.metrics;
+    if (mode == QLatin1String("auto")) offer.socketPath = m_server->socketPath();
+    if (mode != QLatin1String("files")) {
+        offer.endpoint = m_server->tcpEndpoint();
+        offer.token = true;
+    }
+    return offer;
 }
 
 // What start() and attach() share: the scalar record, the output parser and the file followers.
@@ -264,6 +272,7 @@ void SlurmRun::onSubmitted()
     } catch (const JobError& e) {
         log(QStringLiteral("could not record the Slurm job id in job.json: %1").arg(e.message()));
     }
+    m_dir.writeCommands(slurmLaunchRecord(m_batchInput, m_jobId, submitterOffer()));
     m_batchLog = FileTail(QDir(runDir()).filePath(QStringLiteral("slurm/batch-%1.log").arg(m_jobId)));
     log(QStringLiteral("submitted as Slurm job %1%2").arg(m_jobId, submission.cluster.isEmpty() ? QString() : QStringLiteral(" on cluster ") + submission.cluster));
     m_pollTimer.start();
@@ -340,7 +349,7 @@ void SlurmRun::poll()
 
 void SlurmRun::onPolled()
 {
-    if (isFinal(m_state)) return;
+    if (isFinal(m_state) || m_left) return;
     const SlurmJobStatus status = m_polling.result();
     if (status.state == SlurmJobState::Unknown) {
         const QString text = QStringLiteral("cannot ask Slurm about job %1: %2").arg(m_jobId, status.error);
@@ -466,79 +475,6 @@ void SlurmRun::followTensorBoard()
     m_tensorboard->start();
 }
 
-void SlurmRun::conclude(const SlurmJobStatus& status)
-{
-    m_pollTimer.stop();
-    m_escalation.stop();
-    follow(); // what the tasks wrote last
-    m_followTimer.stop();
-    if (m_tensorboard) {
-        m_tensorboard->pollNow();
-        m_tensorboard->stop();
-    }
-    RunState state = RunState::Failed;
-    const QString reported = m_job.isScript() ? QString() : (m_finalStatus.isEmpty() ? m_dir.summaryStatus() : m_finalStatus);
-    if (reported == QLatin1String(protocol::kStatusCompleted)) {
-        state = RunState::Completed;
-    } else if (m_stopRequested || reported == QLatin1String(protocol::kStatusStopped)) {
-        state = RunState::Stopped;
-    } else if (status.state == SlurmJobState::Completed) {
-        if (m_job.isScript()) {
-            state = RunState::Completed;
-        } else {
-            RootCause missing;
-            missing.rank = 0;
-            missing.reason = QStringLiteral("exited without reporting completion (summary.json status '%1')").arg(reported);
-            m_verdict.setRootCause(missing);
-        }
-    } else {
-        judgeFailure(status);
-    }
-    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
-    for (RankStatus& rank : m_ranks) {
-        rank.state = RankState::Exited;
-        for (const TaskFailure& failure : failures) {
-            if (failure.task != rank.rank) continue;
-            rank.state = RankState::Failed;
-            rank.exitCode = failure.exitCode;
-            rank.exitSignal = failure.exitSignal;
-        }
-        Q_EMIT rankChanged(rank.rank);
-    }
-    RunDirectory::Outcome outcome;
-    outcome.state = state;
-    outcome.worldSize = static_cast<int>(m_ranks.size());
-    outcome.metricsReceived = m_stepsReceived;
-    outcome.rootCause = m_verdict.rootCause();
-    outcome.supervisorOwnsSummary = m_job.isScript();
-    outcome.lastStep = m_lastScalarStep;
-    outcome.lastScalars = m_lastScalars;
-    m_dir.patchSummary(outcome);
-    if (state == RunState::Failed) {
-        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
-        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
-    } else {
-        log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
-                .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
-                .arg(m_followCsv ? QStringLiteral("from metrics.csv")
-                                 : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)") : QStringLiteral("over ") + m_liveTransport));
-    }
-    setState(state);
-    Q_EMIT finished(state);
-}
-
-void SlurmRun::judgeFailure(const SlurmJobStatus& status)
-{
-    SlurmEnd end;
-    end.status = status;
-    end.jobId = m_jobId;
-    end.batchLogPath = m_batchLog.path();
-    end.batchLines = m_batchLines;
-    end.rankLines = &m_lastLines;
-    end.script = m_job.isScript();
-    judgeSlurmFailure(end, &m_verdict);
-}
-
 void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmClient&)> call)
 {
     auto* watcher = new QFutureWatcher<QString>(this);
@@ -547,55 +483,6 @@ void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmCl
         watcher->deleteLater();
     });
     watcher->setFuture(QtConcurrent::run([client = m_client, call] { return call(client); }));
-}
-
-void SlurmRun::requestStop()
-{
-    if (m_state != RunState::Starting && m_state != RunState::Running) return;
-    m_stopRequested = true;
-    setState(RunState::Stopping);
-    if (m_jobId.isEmpty()) {
-        log(QStringLiteral("stop requested while submitting: the job is cancelled once Slurm gives it an id"));
-        return;
-    }
-    if (!m_sawRunning) {
-        log(QStringLiteral("stop requested while queued: cancelling Slurm job %1").arg(m_jobId));
-        m_cancelSent = true;
-        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
-        return;
-    }
-    const double grace = std::min(m_job.gracePeriodSec, kMaxGracePeriodSec);
-    log(QStringLiteral("stop requested: SIGTERM to every task of Slurm job %1 (scancel --signal=TERM); cancelled after %2 s")
-            .arg(m_jobId).arg(grace));
-    // A job whose step has not started yet has no task to signal: then it is cancelled at once.
-    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) {
-        const QString error = client.stop(id);
-        return error.isEmpty() ? error : client.kill(id);
-    });
-    m_escalation.start(static_cast<int>(grace * 1000));
-}
-
-void SlurmRun::kill()
-{
-    if (isFinal(m_state) || m_state == RunState::Idle) return;
-    m_stopRequested = true;
-    setState(RunState::Stopping);
-    if (m_jobId.isEmpty()) return; // cancelled in onSubmitted
-    log(QStringLiteral("kill requested: cancelling Slurm job %1 (scancel)").arg(m_jobId));
-    m_cancelSent = true;
-    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
-}
-
-void SlurmRun::requestCheckpoint()
-{
-    // Rank 0 connected to this host's Unix socket, so it runs here and its pid is ours to signal.
-    if (m_rank0Pid > 0 && ::kill(static_cast<pid_t>(m_rank0Pid), 0) == 0) {
-        log(QStringLiteral("checkpoint requested: SIGUSR1 to rank 0 (pid %1)").arg(m_rank0Pid));
-        ::kill(static_cast<pid_t>(m_rank0Pid), SIGUSR1);
-        return;
-    }
-    log(QStringLiteral("checkpoint now needs rank 0 on this host, and it has not reported here (Slurm job %1): "
-                       "its checkpoints come every --checkpoint-every steps").arg(m_jobId));
 }
 
 void SlurmRun::setRankStates(RankState state)

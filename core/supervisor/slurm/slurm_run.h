@@ -19,8 +19,11 @@
 // Stop sends SIGTERM to the job's tasks (scancel --signal=TERM: each rank checkpoints and exits), and
 // cancels the job after the grace period; Kill cancels it now; a job still pending is simply cancelled.
 // The run concludes only when Slurm says the job is over, so nothing is left in the queue. Destroying
-// a SlurmRun (the launcher or the GUI exits) leaves the job running: attach() follows it again from its
-// run directory, from the files alone (the endpoint died with its supervisor).
+// a SlurmRun (the launcher or the GUI exits), or leaveRunning() (the app closed with "Leave it running",
+// the launcher's terminal closed), leaves the job running: attach() follows it again from its run
+// directory, from the files alone (the endpoint died with its supervisor). RUN_DIR/commands.json records,
+// once the job has an id, what each task runs and the environment Ringmaster gives it
+// (slurm_launch_record.h).
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -36,8 +39,10 @@
 #include "../run_directory.h"
 #include "../scalar_recorder.h"
 #include "file_tail.h"
+#include "batch_script.h"
 #include "metrics_csv_follower.h"
 #include "reachable_address.h"
+#include "slurm_launch_record.h"
 #include "slurm_client.h"
 
 namespace ringmaster::supervisor {
@@ -70,6 +75,11 @@ public:
     void requestStop() override;
     void kill() override;
     void requestCheckpoint() override;
+    // Stops polling and following, closes the socket and endpoint, and does not cancel the job; the run's
+    // log gets the returned line ("left running in Slurm job 57: follow it again with ringmaster-launch
+    // --attach RUN_DIR"). Empty, and nothing changes, before the job has an id, once a stop or kill was
+    // asked for, or once the run is over.
+    QString leaveRunning() override;
 
     RunState state() const override { return m_state; }
     const JobSpec& job() const override { return m_job; }
@@ -94,6 +104,7 @@ private:
     void begin();
     void onAddressResolved();
     void submit();
+    SubmitterOffer submitterOffer() const;
     void onSubmitted();
     void poll();
     void onPolled();
@@ -126,6 +137,7 @@ private:
     QFutureWatcher<ReachableAddress> m_resolving;
     QFutureWatcher<SlurmSubmission> m_submitting;
     QString m_batchScript;
+    BatchScriptInput m_batchInput;          // what the batch script was written from, for commands.json
     QFutureWatcher<SlurmJobStatus> m_polling;
     QTimer m_pollTimer;
     QTimer m_followTimer;
@@ -153,6 +165,10 @@ private:
     bool m_stopRequested = false;
     bool m_cancelSent = false;
     bool m_sawRunning = false;
+    bool m_left = false;   // leaveRunning() let the job go
 };
+
+// `ringmaster-launch --attach RUN_DIR`, the directory quoted for a shell when it needs to be.
+QString attachCommandLine(const QString& runDir);
 
 } // namespace ringmaster::supervisor

@@ -2,9 +2,11 @@
 // Why a Slurm run failed, in the words a local failure uses: the rank srun names in the batch script's
 // output (task_failures.h) with its exit code or signal, the host, and its last log lines, ranked as
 // the local supervisor ranks rank ends (failure_verdict.h: a task srun killed because another exited
-// non-zero is collateral, not the cause). When no task is named, Slurm's own end of the job is the
-// cause (time limit, cancelled outside Ringmaster, node failure, out of memory, or the batch script's
-// exit code with its last lines), each with what to do about it.
+// non-zero is collateral, not the cause). When Slurm ended the job itself (time limit, out of memory,
+// node failure, cancelled outside Ringmaster), the tasks srun reports as terminated or killed are its
+// consequence: Slurm's end is the cause, with srun's words about the tasks appended, unless a task had
+// exited with a code of its own. When no task is named, Slurm's end is the cause too (or the batch
+// script's exit code with its last lines), each with what to do about it.
 
 #include <QString>
 #include <QStringList>

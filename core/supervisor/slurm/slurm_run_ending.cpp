@@ -1,0 +1,164 @@
+// How a Slurm run ends (slurm_run.h): Stop, Kill and Checkpoint now, leaving the job to Slurm, and the
+// conclusion once Slurm says the job is over. The rest of SlurmRun, from submission to following the
+// job, is in slurm_run.cpp.
+#include "slurm_run.h"
+
+#include <QRegularExpression>
+
+#include <algorithm>
+#include <csignal>
+
+#include "../../protocol/wire.h"
+#include "../metric_server.h"
+#include "../tensorboard_follower.h"
+#include "batch_script.h"
+#include "slurm_verdict.h"
+#include "task_failures.h"
+
+namespace ringmaster::supervisor {
+
+QString attachCommandLine(const QString& runDir)
+{
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_@%+=:,./-]+$"));
+    return QStringLiteral("ringmaster-launch --attach ") + (plain.match(runDir).hasMatch() ? runDir : shellQuote(runDir));
+}
+
+QString SlurmRun::leaveRunning()
+{
+    if (m_left || m_jobId.isEmpty() || m_stopRequested || (m_state != RunState::Starting && m_state != RunState::Running)) return {};
+    m_left = true;
+    m_pollTimer.stop();
+    m_followTimer.stop();
+    m_escalation.stop();
+    follow();   // what the logs hold until now reaches the front end and scalars.csv
+    if (m_tensorboard) m_tensorboard->stop();
+    m_server.reset();   // rank 0 carries on without its connection; an attach reads the files
+    const QString line = QStringLiteral("left running in Slurm job %1 (%2): follow it again with %3")
+                             .arg(m_jobId, m_queueText.isEmpty() ? QStringLiteral("submitted") : m_queueText, attachCommandLine(runDir()));
+    m_dir.log(line);
+    return line;
+}
+
+void SlurmRun::conclude(const SlurmJobStatus& status)
+{
+    m_pollTimer.stop();
+    m_escalation.stop();
+    follow(); // what the tasks wrote last
+    m_followTimer.stop();
+    if (m_tensorboard) {
+        m_tensorboard->pollNow();
+        m_tensorboard->stop();
+    }
+    RunState state = RunState::Failed;
+    const QString reported = m_job.isScript() ? QString() : (m_finalStatus.isEmpty() ? m_dir.summaryStatus() : m_finalStatus);
+    if (reported == QLatin1String(protocol::kStatusCompleted)) {
+        state = RunState::Completed;
+    } else if (m_stopRequested || reported == QLatin1String(protocol::kStatusStopped)) {
+        state = RunState::Stopped;
+    } else if (status.state == SlurmJobState::Completed) {
+        if (m_job.isScript()) {
+            state = RunState::Completed;
+        } else {
+            RootCause missing;
+            missing.rank = 0;
+            missing.reason = QStringLiteral("exited without reporting completion (summary.json status '%1')").arg(reported);
+            m_verdict.setRootCause(missing);
+        }
+    } else {
+        judgeFailure(status);
+    }
+    const QList<TaskFailure> failures = parseTaskFailures(m_batchLines);
+    for (RankStatus& rank : m_ranks) {
+        rank.state = RankState::Exited;
+        for (const TaskFailure& failure : failures) {
+            if (failure.task != rank.rank) continue;
+            rank.state = RankState::Failed;
+            rank.exitCode = failure.exitCode;
+            rank.exitSignal = failure.exitSignal;
+        }
+        Q_EMIT rankChanged(rank.rank);
+    }
+    RunDirectory::Outcome outcome;
+    outcome.state = state;
+    outcome.worldSize = static_cast<int>(m_ranks.size());
+    outcome.metricsReceived = m_stepsReceived;
+    outcome.rootCause = m_verdict.rootCause();
+    outcome.supervisorOwnsSummary = m_job.isScript();
+    outcome.lastStep = m_lastScalarStep;
+    outcome.lastScalars = m_lastScalars;
+    m_dir.patchSummary(outcome);
+    if (state == RunState::Failed) {
+        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
+        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
+    } else {
+        log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
+                .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
+                .arg(m_followCsv ? QStringLiteral("from metrics.csv")
+                                 : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)") : QStringLiteral("over ") + m_liveTransport));
+    }
+    setState(state);
+    Q_EMIT finished(state);
+}
+
+void SlurmRun::judgeFailure(const SlurmJobStatus& status)
+{
+    SlurmEnd end;
+    end.status = status;
+    end.jobId = m_jobId;
+    end.batchLogPath = m_batchLog.path();
+    end.batchLines = m_batchLines;
+    end.rankLines = &m_lastLines;
+    end.script = m_job.isScript();
+    judgeSlurmFailure(end, &m_verdict);
+}
+
+void SlurmRun::requestStop()
+{
+    if (m_state != RunState::Starting && m_state != RunState::Running) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    if (m_jobId.isEmpty()) {
+        log(QStringLiteral("stop requested while submitting: the job is cancelled once Slurm gives it an id"));
+        return;
+    }
+    if (!m_sawRunning) {
+        log(QStringLiteral("stop requested while queued: cancelling Slurm job %1").arg(m_jobId));
+        m_cancelSent = true;
+        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+        return;
+    }
+    const double grace = std::min(m_job.gracePeriodSec, kMaxGracePeriodSec);
+    log(QStringLiteral("stop requested: SIGTERM to every task of Slurm job %1 (scancel --signal=TERM); cancelled after %2 s")
+            .arg(m_jobId).arg(grace));
+    // A job whose step has not started yet has no task to signal: then it is cancelled at once.
+    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) {
+        const QString error = client.stop(id);
+        return error.isEmpty() ? error : client.kill(id);
+    });
+    m_escalation.start(static_cast<int>(grace * 1000));
+}
+
+void SlurmRun::kill()
+{
+    if (isFinal(m_state) || m_state == RunState::Idle) return;
+    m_stopRequested = true;
+    setState(RunState::Stopping);
+    if (m_jobId.isEmpty()) return; // cancelled in onSubmitted
+    log(QStringLiteral("kill requested: cancelling Slurm job %1 (scancel)").arg(m_jobId));
+    m_cancelSent = true;
+    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+}
+
+void SlurmRun::requestCheckpoint()
+{
+    // Rank 0 connected to this host's Unix socket, so it runs here and its pid is ours to signal.
+    if (m_rank0Pid > 0 && ::kill(static_cast<pid_t>(m_rank0Pid), 0) == 0) {
+        log(QStringLiteral("checkpoint requested: SIGUSR1 to rank 0 (pid %1)").arg(m_rank0Pid));
+        ::kill(static_cast<pid_t>(m_rank0Pid), SIGUSR1);
+        return;
+    }
+    log(QStringLiteral("checkpoint now needs rank 0 on this host, and it has not reported here (Slurm job %1): "
+                       "its checkpoints come every --checkpoint-every steps").arg(m_jobId));
+}
+
+} // namespace ringmaster::supervisor
