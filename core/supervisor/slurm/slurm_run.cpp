@@ -363,13 +363,29 @@ void SlurmRun::onPolled()
         m_queueText = text;
         log(QStringLiteral("Slurm job %1: %2").arg(m_jobId, text));
     }
-    if (status.state == SlurmJobState::Running && !m_sawRunning) {
-        m_sawRunning = true;
-        m_sinceSocketFrame.start();
-        setRankStates(RankState::Starting);
-        if (m_state == RunState::Starting) setState(RunState::Running);
-    }
+    if (status.state == SlurmJobState::Running) sawTasksRunning();
     if (status.isFinal()) conclude(status);
+}
+
+void SlurmRun::sawTasksRunning()
+{
+    if (m_sawRunning) return;
+    m_sawRunning = true;
+    m_sinceSocketFrame.start();
+    setRankStates(RankState::Starting);
+    if (m_state == RunState::Starting) setState(RunState::Running);
+}
+
+void SlurmRun::tasksReportOverTheSocket()
+{
+    if (m_sawRunning || m_left || isFinal(m_state)) return;
+    // Rank 0 reports before Slurm's next answer says RUNNING (polls are seconds apart): the job's step runs, so
+    // a stop now signals its tasks (graceful, final checkpoint) rather than cancelling a job thought queued.
+    if (!m_queueText.startsWith(QLatin1String("RUNNING"))) {
+        m_queueText = QStringLiteral("RUNNING");
+        log(QStringLiteral("Slurm job %1: RUNNING (rank 0 reports; Slurm's last answer was older)").arg(m_jobId));
+    }
+    sawTasksRunning();
 }
 
 void SlurmRun::follow()
@@ -407,7 +423,10 @@ void SlurmRun::followCsv()
 
 void SlurmRun::onStep(const StepMetric& metric, bool overSocket)
 {
-    if (overSocket) m_sinceSocketFrame.restart();
+    if (overSocket) {
+        m_sinceSocketFrame.restart();
+        tasksReportOverTheSocket();
+    }
     if (metric.step <= m_lastStep) return; // already shown (by the other path)
     m_lastStep = metric.step;
     ++m_stepsReceived;
@@ -432,6 +451,7 @@ void SlurmRun::onStatus(const QString& status, const QJsonObject& frame)
 {
     m_sinceSocketFrame.restart();
     if (status == QLatin1String(protocol::kStatusRunning)) {
+        tasksReportOverTheSocket();
         m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
         m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
         const QString message = frame.value(key(protocol::kKeyMessage)).toString();

@@ -108,6 +108,9 @@ private:
     void onSubmitted();
     void poll();
     void onPolled();
+    // The job's step runs (Slurm said RUNNING, or rank 0 reported over the socket or TCP before it did).
+    void sawTasksRunning();
+    void tasksReportOverTheSocket();
     void follow();
     void followCsv();
     void conclude(const SlurmJobStatus& status);
