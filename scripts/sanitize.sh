@@ -5,6 +5,8 @@
 #   scripts/sanitize.sh tsan   ThreadSanitizer: the supervisor's tests and 2-rank trainer runs (reporter thread,
 #                              shared-memory all-reduce with its overlapped communication thread)
 #   scripts/sanitize.sh        both
+#   scripts/sanitize.sh asan --no-gui   builds and tests no widget code (scripts/checks.sh in CI: the core libraries, the
+#                              trainer, the launcher, their unit tests and the fuzz targets; a third of the build less)
 # RINGMASTER_ASAN_BUILD_DIR and RINGMASTER_TSAN_BUILD_DIR override the folders (default build-fuzz, build-tsan): the
 # ASan folder is configured as scripts/fuzz.sh configures its own (ASan + UBSan + libFuzzer's coverage), so one build
 # serves both.
@@ -13,7 +15,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
-case "$what" in asan|tsan|all) ;; *) echo "usage: scripts/sanitize.sh [asan|tsan|all]" >&2; exit 2 ;; esac
+scope=${2:-}
+usage="usage: scripts/sanitize.sh [asan [--no-gui]|tsan|all]"
+case "$what" in asan|tsan|all) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$scope" in ""|--no-gui) ;; *) echo "$usage" >&2; exit 2 ;; esac
+[ -z "$scope" ] || [ "$what" = asan ] || { echo "$usage" >&2; exit 2; }
 supp=$here/tests/sanitizers
 
 configure() { # folder, sanitizers, extra cmake arguments...
@@ -50,14 +56,29 @@ two_rank_run() { # launcher, trainer, label
 
 # The unit tests: every Qt Test and script test that does not launch full training runs (those run under the
 # normal build; here one 2-rank run stands for them).
-asan_tests_exclude="package|slurm|trainer\.|python\.|cli\.|tst_launch|tst_run_supervisor|tst_main_window|tst_resume_run|tst_script_form|fault"
+asan_tests_exclude="package|slurm|trainer\.|python\.|cli\.|tst_launch|tst_run_supervisor|tst_main_window|tst_resume_run|tst_script_form|fault|gui_session"
+
+# --no-gui: the unit tests of the supervisor, the runs library and the fuzz replays, and only what they need.
+asan_no_gui_targets="ringmaster-launch ringmaster-trainer ringmaster-fuzz-targets fake-nvml tst_frame_decoder tst_report_frame
+  tst_job_spec tst_failure_verdict tst_gpu_placement tst_metric_server tst_metric_line_parser tst_scalar_recorder
+  tst_test_metric_pattern tst_tensorboard_follower tst_rank_process tst_run_record tst_run_export tst_job_diff"
+asan_no_gui_tests="^(supervisor\.tst_(frame_decoder|report_frame|job_spec|failure_verdict|gpu_placement|metric_server|metric_line_parser|scalar_recorder|test_metric_pattern|tensorboard_follower|rank_process)|runs\.tst_(run_record|run_export|job_diff)|fuzz\.replay\..*)$"
 
 run_asan() {
   local dir=${RINGMASTER_ASAN_BUILD_DIR:-${RINGMASTER_FUZZ_BUILD_DIR:-$here/build-fuzz}} start=$(date +%s)
   configure "$dir" address,undefined -DRINGMASTER_FUZZ=ON
-  cmake --build "$dir" -- -j 2
+  if [ "$scope" = --no-gui ]; then
+    # shellcheck disable=SC2086
+    cmake --build "$dir" --target $asan_no_gui_targets -- -j 2
+  else
+    cmake --build "$dir" -- -j 2
+  fi
   local built=$(date +%s)
-  (cd "$dir" && ctest --output-on-failure -E "$asan_tests_exclude")
+  if [ "$scope" = --no-gui ]; then
+    (cd "$dir" && ctest --output-on-failure -R "$asan_no_gui_tests")
+  else
+    (cd "$dir" && ctest --output-on-failure -E "$asan_tests_exclude")
+  fi
   two_rank_run "$dir/app/ringmaster-launch" "$dir/app/ringmaster-trainer" "AddressSanitizer + UBSan"
   echo "sanitize asan: build $((built - start)) s, tests $(( $(date +%s) - built )) s"
 }
