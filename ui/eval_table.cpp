@@ -18,6 +18,7 @@ namespace ringmaster::ui {
 namespace {
 
 constexpr int kValueDigits = 6;
+constexpr int kWallTimeDecimals = 2;   // a short run's evaluations are a fraction of a second apart
 
 std::optional<qint64> integerAt(const runs::CsvTable& table, const QList<QByteArray>& row, const char* name)
 {
@@ -150,7 +151,7 @@ void EvalTable::addRow(const EvalRow& row)
     const int at = m_table->rowCount();
     m_table->insertRow(at);
     const QString texts[ColumnCount] = {QString::number(row.epoch), QString::number(row.step), number(row.valLoss), number(row.valAccuracy),
-                                        row.wallTime ? QString::number(*row.wallTime, 'f', 1) : QString()};
+                                        row.wallTime ? QString::number(*row.wallTime, 'f', kWallTimeDecimals) : QString()};
     for (int column = 0; column < ColumnCount; ++column) {
         auto* item = new QTableWidgetItem(texts[column]);
         item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

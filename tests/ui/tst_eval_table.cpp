@@ -137,7 +137,7 @@ private Q_SLOTS:
             QCOMPARE(row.value(metrics.column("step")).toLongLong(), read.step);
             QCOMPARE(*read.wallTime, row.value(metrics.column("wall_time")).toDouble());
             QCOMPARE(live.cellText(i, EvalTable::Step), QString::number(read.step));
-            QCOMPARE(live.cellText(i, EvalTable::WallTime), QString::number(*shown.wallTime, 'f', 1));
+            QCOMPARE(live.cellText(i, EvalTable::WallTime), QString::number(*shown.wallTime, 'f', 2));
         }
         QVERIFY(live.rows().last().step > live.rows().first().step);
         QVERIFY2(live.headline().contains(QStringLiteral("5 evaluation(s)")), qPrintable(live.headline()));
@@ -177,8 +177,8 @@ private Q_SLOTS:
         QCOMPARE(table->cellText(1, EvalTable::ValLoss), QStringLiteral("0.5"));
         QCOMPARE(table->cellText(1, EvalTable::ValAccuracy), QStringLiteral("0.9"));
         QCOMPARE(table->cellText(2, EvalTable::ValAccuracy), QStringLiteral("0.8"));
-        QCOMPARE(table->cellText(1, EvalTable::WallTime), QStringLiteral("2.0"));
-        QCOMPARE(table->cellText(2, EvalTable::WallTime), QStringLiteral("3.0"));
+        QCOMPARE(table->cellText(1, EvalTable::WallTime), QStringLiteral("2.00"));
+        QCOMPARE(table->cellText(2, EvalTable::WallTime), QStringLiteral("3.00"));
         QVERIFY2(table->headline().contains(QStringLiteral("best val accuracy 0.9000 at step 8")), qPrintable(table->headline()));
         panel.detailTabs()->setCurrentWidget(panel.evalTable());
         panel.show();
@@ -217,7 +217,7 @@ private Q_SLOTS:
         }
         QCOMPARE(table.rowCount(), 3);
         QCOMPARE(table.cellText(2, EvalTable::ValAccuracy), QStringLiteral("—"));
-        QCOMPARE(table.cellText(2, EvalTable::WallTime), QStringLiteral("15.0"));
+        QCOMPARE(table.cellText(2, EvalTable::WallTime), QStringLiteral("15.00"));
         QVERIFY(!table.headline().contains(QStringLiteral("best")));
         table.truncateAfter(20);   // restarted from the step-20 checkpoint
         QCOMPARE(table.rowCount(), 2);
