@@ -20,6 +20,7 @@
 
 #include <cmath>
 
+#include "eval_table.h"
 #include "gpu_panel.h"
 #include "job_file_dialog.h"
 #include "job_form.h"
@@ -61,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_gpuPanel(new GpuPanel(this))
     , m_jobForm(new JobForm(this))
     , m_chart(new LossChart(this))
+    , m_evalTable(new EvalTable(this))
     , m_scalarChart(new ScalarChart(this))
     , m_rankTable(new RankTable(this))
     , m_logPanel(new LogPanel(this))
@@ -117,6 +119,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_tabs->setTabToolTip(0, tr("The built-in trainer's loss, validation metrics and learning rate"));
     m_tabs->addTab(m_scalarChart, tr("All scalars"));
     m_tabs->setTabToolTip(1, tr("Every scalar the run reports (a script's printed or logged values too), grouped by prefix"));
+    m_tabs->addTab(m_evalTable, tr("Evaluation"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(m_evalTable), tr("Each validation pass of the built-in trainer: epoch, step, loss, accuracy, wall time"));
     m_tabs->addTab(m_rankTable, tr("Ranks"));
     m_tabs->addTab(m_logPanel, tr("Logs"));
     m_tabs->addTab(m_runsPanel, tr("Runs"));
@@ -165,6 +169,9 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_chart, &LossChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_chart, &LossChart::appendEval);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_chart, &LossChart::truncateAfter);
+    connect(m_supervisor, &supervisor::RunSupervisor::stepReceived, m_evalTable, &EvalTable::noteStep);
+    connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_evalTable, &EvalTable::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_evalTable, &EvalTable::truncateAfter);
     connect(m_supervisor, &supervisor::RunSupervisor::scalarsReceived, m_scalarChart, &ScalarChart::append);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_scalarChart, &ScalarChart::truncateAfter);
     connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
@@ -324,6 +331,7 @@ void MainWindow::onPreflightDone()
 void MainWindow::clearRunView(const supervisor::JobSpec& job)
 {
     m_chart->clear();
+    m_evalTable->clear();
     m_scalarChart->clear();
     m_logPanel->reset(job.worldSize());
     // A script has no built-in trainer metrics: its values are all in "All scalars".
@@ -383,6 +391,7 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
     if (!job.resume.isEmpty()) {   // the charts continue
         replayResumedHistory(*m_chart, job.resume);
         replayResumedScalars(*m_scalarChart, job.resume);
+        replayResumedEvals(*m_evalTable, job.resume);
     }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Ringmaster's window: GPUs and the job form on the left; the run's state, progress, chart, ranks
-// and logs on the right, and the Runs tab (RunsPanel: past runs, opened and compared in its own chart). All supervision is RunSupervisor's (core/supervisor); this only shows it.
+// Ringmaster's window: GPUs and the job form on the left; the run's state, progress, chart, evaluation
+// table, ranks and logs on the right, and the Runs tab (RunsPanel: past runs, opened and compared in its own chart). All supervision is RunSupervisor's (core/supervisor); this only shows it.
 // Start runs the pre-flight (which waits for ringmaster-trainer --validate-only) on a worker thread,
 // so the window stays live while it is "checking"; Stop cancels a start that is still checking. A Slurm job
 // (the form's "Where") is started the same way; the state line adds Slurm's word on it while it waits or
@@ -30,6 +30,7 @@ class RunSupervisor;
 
 namespace ringmaster::ui {
 
+class EvalTable;
 class GpuPanel;
 class JobForm;
 class LogPanel;
@@ -83,6 +84,7 @@ public:
     GpuPanel* gpuPanel() const { return m_gpuPanel; }
     JobForm* jobForm() const { return m_jobForm; }
     LossChart* chart() const { return m_chart; }
+    EvalTable* evalTable() const { return m_evalTable; }
     ScalarChart* scalarChart() const { return m_scalarChart; }
     RankTable* rankTable() const { return m_rankTable; }
     LogPanel* logPanel() const { return m_logPanel; }
@@ -118,6 +120,7 @@ private:
     GpuPanel* m_gpuPanel;
     JobForm* m_jobForm;
     LossChart* m_chart;
+    EvalTable* m_evalTable;
     ScalarChart* m_scalarChart;
     RankTable* m_rankTable;
     LogPanel* m_logPanel;

@@ -6,6 +6,7 @@
 
 #include "checkpoint_list.h"
 #include "csv_table.h"
+#include "eval_table.h"
 #include "job_spec.h"
 #include "loss_chart.h"
 #include "run_files.h"
@@ -94,6 +95,16 @@ int replayResumedScalars(ScalarChart& chart, const QString& resumeTarget)
     for (const auto& [key, point] : last) chart.appendPoint(QString(), key.second, key.first, point.wallTime, point.value);
     chart.flush();
     return static_cast<int>(last.size());
+}
+
+int replayResumedEvals(EvalTable& table, const QString& resumeTarget)
+{
+    const qint64 upTo = resumeStepOf(resumeTarget);
+    const QString runDir = supervisor::runDirectoryOf(resumeTarget);
+    if (upTo < 0 || runDir.isEmpty()) return 0;
+    const EvalReading reading = readRunEvals(runDir, upTo);
+    table.setReading(reading);
+    return static_cast<int>(reading.rows.size());
 }
 
 } // namespace ringmaster::ui

@@ -73,15 +73,28 @@ void RunActions::updateMenu()
 {
     const QStringList selected = m_selection();
     const bool one = selected.size() == 1;
+    const QStringList exported = exportedRuns();
+    const bool ticked = m_ticked && !m_ticked().isEmpty();
+    const int count = static_cast<int>(exported.size());
+    m_scalars->setText(ticked ? tr("Export scalars of the %n ticked run(s) (CSV/JSON)…", nullptr, count)
+                              : tr("Export scalars of the %n selected run(s) (CSV/JSON)…", nullptr, count));
+    m_chart->setText(ticked ? tr("Chart image of the %n ticked run(s) (PNG/SVG/PDF)…", nullptr, count)
+                            : tr("Chart image of the %n selected run(s) (PNG/SVG/PDF)…", nullptr, count));
     const QString refusal = one ? resumeRefusal(selected.first()) : tr("Select one run");
     m_resume->setEnabled(refusal.isEmpty());
     m_resume->setToolTip(refusal.isEmpty() ? tr("Continue the run in its own folder from a checkpoint you pick") : refusal);
     m_newJob->setEnabled(one && QFileInfo::exists(selected.first() + QStringLiteral("/job.json")));
-    m_scalars->setEnabled(!selected.isEmpty());
+    m_scalars->setEnabled(!exported.isEmpty());
     m_bundle->setEnabled(one);
-    m_chart->setEnabled(!selected.isEmpty());
+    m_chart->setEnabled(!exported.isEmpty());
     m_copyModel->setEnabled(one && QFileInfo::exists(selected.first() + QLatin1Char('/') + QLatin1String(runs::kModelFile)));
     m_copyCheckpoint->setEnabled(one && !runs::listRunCheckpoints(selected.first()).isEmpty());
+}
+
+QStringList RunActions::exportedRuns() const
+{
+    const QStringList ticked = m_ticked ? m_ticked() : QStringList();
+    return ticked.isEmpty() ? m_selection() : ticked;
 }
 
 QString RunActions::resumeRefusal(const QString& runDir) const
@@ -108,13 +121,15 @@ void RunActions::resumeSelected()
 
 QString RunActions::askSavePath(const QString& title, const QString& suggested, const QString& filter)
 {
+    if (m_askSavePath) return m_askSavePath(title, suggested, filter);
     // The runner asks before replacing (once, for every path): the dialog does not ask too.
     return QFileDialog::getSaveFileName(this, title, suggested, filter, nullptr, QFileDialog::DontConfirmOverwrite);
 }
 
 void RunActions::exportScalarsSelected()
 {
-    const QStringList runs = m_selection();
+    const QStringList runs = exportedRuns();
+    if (runs.isEmpty()) return;
     const QString path = askSavePath(tr("Export scalars"), QStringLiteral("scalars.csv"), tr("CSV (*.csv);;JSON (*.json)"));
     if (path.isEmpty()) return;
     const bool json = path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
@@ -143,7 +158,8 @@ void RunActions::bundleSelected()
 
 void RunActions::chartSelected()
 {
-    const QStringList runs = m_selection();
+    const QStringList runs = exportedRuns();
+    if (runs.isEmpty()) return;
     QDialog options(this);
     options.setWindowTitle(tr("Chart image"));
     auto* form = new QFormLayout(&options);

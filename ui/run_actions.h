@@ -1,9 +1,10 @@
 #pragma once
 // The Runs tab's *Actions* menu on the selected runs: Resume from a checkpoint… and New job from this run
 // (signals the main window acts on: it owns the form and the supervisor), and the exports
-// `ringmaster-runs` offers, from the app: scalars of the selected runs as CSV or JSON, a run's bundle
-// (with or without checkpoints and model.pt), a chart of the selected runs as PNG/SVG/PDF at a chosen
-// size (ui/run_plot.h), and model.pt or a picked checkpoint copied out. Each export runs through an
+// `ringmaster-runs` offers, from the app: scalars of the ticked runs (the runs in the tab's chart; the
+// selected ones when none is ticked) as CSV or JSON, a chart of the same runs as PNG/SVG/PDF at a chosen
+// size (ui/run_plot.h), the selected run's bundle (with or without checkpoints and model.pt), and its
+// model.pt or a picked checkpoint copied out. Each export runs through an
 // ExportRunner (export_job.h: off the GUI thread, progress dialog, atomic, asks before replacing a file).
 // The menu items open file dialogs; the export*() methods take the paths directly (tests, scripts).
 
@@ -30,6 +31,13 @@ class RunActions : public QWidget
 public:
     // SELECTION: the selected run directories; ACTIVE_RUN: the run being written now ("" when none).
     RunActions(std::function<QStringList()> selection, std::function<QString()> activeRun, QWidget* parent = nullptr);
+    // The ticked runs, which the scalar and chart exports take when there are any.
+    void setTickedRuns(std::function<QStringList()> ticked) { m_ticked = std::move(ticked); }
+    // The runs the scalar and chart exports take now: the ticked ones, else the selected ones.
+    QStringList exportedRuns() const;
+    // Asks where to write (title, suggested name, filter; "" when cancelled): a file dialog unless replaced (tests).
+    using SavePathAsker = std::function<QString(const QString& title, const QString& suggested, const QString& filter)>;
+    void setSavePathAsker(SavePathAsker asker) { m_askSavePath = std::move(asker); }
 
     ExportRunner* runner() const { return m_runner; }
     QMenu* menu() const { return m_menu; }
@@ -46,6 +54,8 @@ public:
     void updateMenu();
     QAction* resumeAction() const { return m_resume; }
     QAction* newJobAction() const { return m_newJob; }
+    QAction* scalarsAction() const { return m_scalars; }
+    QAction* chartAction() const { return m_chart; }
 
     // Why RUN_DIR cannot be resumed now ("" when it can): the running run, a completed run, no checkpoint.
     QString resumeRefusal(const QString& runDir) const;
@@ -65,6 +75,8 @@ private:
 
     std::function<QStringList()> m_selection;
     std::function<QString()> m_activeRun;
+    std::function<QStringList()> m_ticked;
+    SavePathAsker m_askSavePath;
     ExportRunner* m_runner;
     QPushButton* m_button;
     QMenu* m_menu;

@@ -2,7 +2,6 @@
 
 #include <QColorDialog>
 #include <QDir>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -14,7 +13,6 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -24,13 +22,16 @@
 #include <algorithm>
 #include <utility>
 
+#include "eval_table.h"
 #include "hyperparameter_table.h"
 #include "log_panel.h"
+#include "opened_run.h"
 #include "run_colours.h"
 #include "run_summary_html.h"
 #include "run_actions.h"
 #include "run_files.h"
 #include "run_listing.h"
+#include "runs_folder_watch.h"
 #include "runs_model.h"
 #include "scalar_chart.h"
 #include "slurm_job.h"
@@ -42,29 +43,6 @@ namespace {
 constexpr int kSummaryWidth = 320;
 constexpr int kTableShare = 2;    // the table over the chart, by height
 constexpr int kChartShare = 3;
-
-constexpr qint64 kLogTailBytes = 4 * 1024 * 1024;   // of each log file; the view keeps its last lines anyway
-
-// The last lines of each log of the run (logs/rank-N.log by rank, logs/launcher.log as -1).
-std::map<int, QStringList> readLogTails(const QString& runDir)
-{
-    static const QRegularExpression rankLog(QStringLiteral("^rank-(\\d+)\\.log$"));
-    std::map<int, QStringList> logs;
-    const QDir folder(QDir(runDir).filePath(QString::fromLatin1(runs::kLogsFolder)));
-    for (const QString& name : folder.entryList({QStringLiteral("*.log")}, QDir::Files, QDir::Name)) {
-        const auto match = rankLog.match(name);
-        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QLatin1String("launcher.log") ? -1 : -2;
-        if (rank < -1) continue;
-        QFile file(folder.filePath(name));
-        if (!file.open(QIODevice::ReadOnly)) continue;
-        if (file.size() > kLogTailBytes) file.seek(file.size() - kLogTailBytes);
-        QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
-        if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
-        if (lines.size() > static_cast<qsizetype>(LogPanel::kLinesInMemory)) lines = lines.mid(lines.size() - static_cast<qsizetype>(LogPanel::kLinesInMemory));
-        logs[rank] = lines;
-    }
-    return logs;
-}
 
 QString cleanAbsolute(const QString& path) { return QDir::cleanPath(QDir(path).absolutePath()); }
 
@@ -81,6 +59,8 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_chart(new ScalarChart(this))
     , m_logs(new LogPanel(this))
     , m_hyperparameters(new HyperparameterTable(this))
+    , m_evals(new EvalTable(this))
+    , m_problemsBanner(new QLabel(this))
     , m_detailTabs(new QTabWidget(this))
     , m_open(new QPushButton(tr("Open"), this))
     , m_compare(new QPushButton(tr("Compare"), this))
@@ -89,6 +69,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_delete(new QPushButton(tr("Delete…"), this))
     , m_actions(new RunActions([this] { return selectedRuns(); }, [this] { return m_model->activeRun(); }, this))
     , m_queue(new SlurmQueueStates(this))
+    , m_folderWatch(new RunsFolderWatch(this))
 {
     m_proxy->setSourceModel(m_model);
     m_table->setModel(m_proxy);
@@ -161,11 +142,23 @@ RunsPanel::RunsPanel(QWidget* parent)
     auto* details = new QSplitter(Qt::Horizontal, this);
     details->addWidget(m_summary);
     m_detailTabs->addTab(m_chart, tr("Scalars"));
+    m_detailTabs->addTab(m_evals, tr("Evaluation"));
+    m_detailTabs->setTabToolTip(1, tr("The evaluations of the run opened, from its eval.csv (of the first run, when comparing)"));
     m_detailTabs->addTab(m_logs, tr("Logs"));
-    m_detailTabs->setTabToolTip(1, tr("The logs of the run opened (of the first run, when comparing)"));
+    m_detailTabs->setTabToolTip(2, tr("The logs of the run opened (of the first run, when comparing)"));
     m_detailTabs->addTab(m_hyperparameters, tr("Hyperparameters"));
-    m_detailTabs->setTabToolTip(2, tr("The job.json settings of the runs opened, side by side"));
-    details->addWidget(m_detailTabs);
+    m_detailTabs->setTabToolTip(3, tr("The job.json settings of the runs opened, side by side"));
+    m_problemsBanner->setWordWrap(true);
+    m_problemsBanner->setTextFormat(Qt::RichText);
+    m_problemsBanner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_problemsBanner->setStyleSheet(QStringLiteral("background:#fdecea; color:#611a15; border:1px solid #f5c2c7; padding:6px;"));
+    m_problemsBanner->setVisible(false);
+    auto* detailArea = new QWidget(this);
+    auto* detailLayout = new QVBoxLayout(detailArea);
+    detailLayout->setContentsMargins(0, 0, 0, 0);
+    detailLayout->addWidget(m_problemsBanner);
+    detailLayout->addWidget(m_detailTabs, 1);
+    details->addWidget(detailArea);
     details->setStretchFactor(1, 1);
 
     auto* split = new QSplitter(Qt::Vertical, this);
@@ -183,6 +176,8 @@ RunsPanel::RunsPanel(QWidget* parent)
         updateButtons();
     });
     connect(m_queue, &SlurmQueueStates::jobEnded, this, &RunsPanel::refresh);   // its files now tell how it ended
+    connect(m_folderWatch, &RunsFolderWatch::changed, this, &RunsPanel::refresh);   // a run started or ended elsewhere
+    m_actions->setTickedRuns([this] { return m_model->tickedRuns(); });
     updateButtons();
 }
 
@@ -222,8 +217,14 @@ void RunsPanel::refresh()
     }
     m_listedOnce = true;
     m_status->setText(tr("Reading runs…"));
-    m_listing.setFuture(QtConcurrent::run([folders = roots()] {
+    m_listing.setFuture(QtConcurrent::run([folders = roots(), watched = m_folderWatch->watched()] {
         Listing listing;
+        // Before the runs are read: a change made while they are read differs from these afterwards.
+        QStringList before = folders;
+        for (const QString& folder : watched) {
+            if (!before.contains(folder)) before << folder;
+        }
+        listing.signatures = RunsFolderWatch::signatures(before);
         try {
             listing.runs = runs::listRuns(folders);
         } catch (const runs::RunsError& e) {
@@ -232,6 +233,7 @@ void RunsPanel::refresh()
         for (const runs::RunRecord& run : std::as_const(listing.runs)) {   // Slurm is asked apart, never here
             if (const QString job = runs::unfinishedSlurmJob(run); !job.isEmpty()) listing.slurmJobs.insert(QDir::cleanPath(run.path), job);
         }
+        if (listing.error.isEmpty()) listing.watch = RunsFolderWatch::foldersToWatch(folders, listing.runs);
         return listing;
     }));
 }
@@ -242,6 +244,7 @@ void RunsPanel::onListed()
     const QStringList selected = selectedRuns();
     m_model->setRuns(listing.runs);
     m_queue->watch(listing.slurmJobs);
+    if (listing.error.isEmpty()) m_folderWatch->watch(listing.watch, listing.signatures);
     m_model->setQueueStates(m_queue->states());   // what is known now; Slurm's new answers follow (updated)
     selectRuns(selected);
     const QStringList listedRoots = roots();
@@ -415,16 +418,7 @@ void RunsPanel::openRunsInChart(const QStringList& runDirs)
     m_status->setText(tr("Reading %n run(s)…", nullptr, static_cast<int>(runDirs.size())));
     m_opening.setFuture(QtConcurrent::run([jobs] {
         QList<OpenedRun> opened;
-        for (const auto& [path, label] : jobs) {
-            OpenedRun run{label, {}, {}, runs::readRunJob(path)};
-            if (opened.isEmpty()) run.logLines = readLogTails(path);
-            try {
-                run.table = runs::readRunScalars(path);
-            } catch (const runs::RunsError& e) {
-                run.table.problems << e.message();
-            }
-            opened.append(run);
-        }
+        for (const auto& [path, label] : jobs) opened.append(readOpenedRun(path, label, opened.isEmpty()));
         return opened;
     }));
 }
@@ -460,14 +454,21 @@ void RunsPanel::onOpened()
         for (const QString& line : lines) m_logs->append(rank, line);
     }
     m_logs->flush();
+    m_evals->setReading(opened.isEmpty() ? EvalReading{} : opened.first().evals);
     for (int i = 0; i < m_openingPaths.size(); ++i) {
         runs::RunRecord record;
         if (const runs::RunRecord* listed = recordOf(m_openingPaths[i])) record = *listed;
         record.path = m_openingPaths[i];
-        if (i < opened.size()) record.problems << opened[i].table.problems;
+        if (i < opened.size()) {
+            record.problems = opened[i].record.problems;   // as read now, not as last listed
+            record.problems << opened[i].table.problems;
+            if (i == 0) record.problems << opened[i].evals.problems;
+            record.problems.removeDuplicates();
+        }
         records.append(record);
     }
     showSummary(records);
+    showProblems(records);
     if (records.isEmpty()) m_summary->setText(tr("<i>Open a run (double-click) to see its summary and scalars here.</i>"));
     m_status->setText(tr("Opened %n run(s).", nullptr, static_cast<int>(m_openRuns.size())));
     Q_EMIT runsOpened(m_openRuns);
@@ -541,10 +542,36 @@ void RunsPanel::showSummary(const QList<runs::RunRecord>& records)
     m_summary->setText(runSummaryHtml(records));
 }
 
+void RunsPanel::showProblems(const QList<runs::RunRecord>& records)
+{
+    QStringList lines;
+    const QString noSummary = QString::fromLatin1(runs::kSummaryFile) + QStringLiteral(" missing");
+    for (const runs::RunRecord& run : records) {
+        QStringList problems = run.problems;
+        const QString path = cleanAbsolute(run.path);
+        if (path == m_model->activeRun() || m_model->isHeldBySlurm(path)) {
+            problems.removeIf([&](const QString& problem) { return problem.startsWith(noSummary); });   // it is going on
+        }
+        if (problems.isEmpty()) continue;
+        lines << tr("<b>%1</b>: not everything could be read, shown is what could: %2")
+                     .arg(RunsModel::labelOf(run).toHtmlEscaped(), problems.join(QStringLiteral("; ")).toHtmlEscaped());
+    }
+    m_problemsBanner->setText(lines.join(QStringLiteral("<br>")));
+    m_problemsBanner->setVisible(!lines.isEmpty());
+}
+
 void RunsPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
+    m_folderWatch->setPolling(true);
     if (!m_listedOnce) refresh();
+    else m_folderWatch->checkAll();   // what changed while the tab was hidden
+}
+
+void RunsPanel::hideEvent(QHideEvent* event)
+{
+    QWidget::hideEvent(event);
+    m_folderWatch->setPolling(false);
 }
 
 } // namespace ringmaster::ui

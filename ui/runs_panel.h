@@ -19,6 +19,11 @@
 // lists the job.json settings that differ between the opened runs (HyperparameterTable), read with the
 // scalars off the GUI thread. The chart's "wall time" axis counts from each run's own first point, so
 // runs started on different days overlay.
+// An opened run shows what a live run shows, from its files: the chart, the Evaluation tab (eval.csv, as
+// the main window's EvalTable), the logs and the summary; a damaged run (a cut-short CSV, no summary.json)
+// shows what could be read and a red line above the tabs saying what could not (problemsBanner).
+// The list follows runs started elsewhere (ringmaster-launch in a terminal) without Refresh: RunsFolderWatch
+// notices a new run folder in a root or a summary.json written, and the tab lists again.
 
 #include <QColor>
 #include <QFutureWatcher>
@@ -31,6 +36,7 @@
 #include <map>
 
 #include "job_diff.h"
+#include "opened_run.h"
 #include "run_notes.h"
 #include "run_record.h"
 #include "scalar_table.h"
@@ -48,6 +54,7 @@ class HyperparameterTable;
 class LogPanel;
 class RunsModel;
 class RunActions;
+class RunsFolderWatch;
 class ScalarChart;
 class SlurmQueueStates;
 
@@ -79,6 +86,12 @@ public:
     ScalarChart* chart() const { return m_chart; }
     LogPanel* logs() const { return m_logs; }
     HyperparameterTable* hyperparameters() const { return m_hyperparameters; }
+    // The evaluations of the run opened (of the first run, when comparing).
+    EvalTable* evalTable() const { return m_evals; }
+    // The line above the tabs naming what an opened run lacks (hidden when everything was read).
+    QLabel* problemsBanner() const { return m_problemsBanner; }
+    // What tells the tab that runs changed outside this window.
+    RunsFolderWatch* folderWatch() const { return m_folderWatch; }
     QTabWidget* detailTabs() const { return m_detailTabs; }
     // The Actions menu (resume, new job, exports) on the selected runs.
     RunActions* actions() const { return m_actions; }
@@ -121,20 +134,16 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void hideEvent(QHideEvent* event) override;
 
 private:
-    struct OpenedRun
-    {
-        QString label;
-        runs::ScalarTable table;
-        std::map<int, QStringList> logLines;   // by rank, -1 the launcher (the first run only)
-        runs::RunJob job;                      // its job.json, for the Hyperparameters tab
-    };
     struct Listing
     {
         QList<runs::RunRecord> runs;
         QString error;
         QHash<QString, QString> slurmJobs;   // run directory -> Slurm job, for the runs Slurm may still run
+        QStringList watch;                     // the folders to watch for changes made elsewhere
+        QHash<QString, QByteArray> signatures; // of the folders watched, taken before the runs were read
     };
     void onListed();
     void onOpened();
@@ -144,6 +153,7 @@ private:
     void deleteSelected();
     void addFolder();
     void showSummary(const QList<runs::RunRecord>& runs);
+    void showProblems(const QList<runs::RunRecord>& runs);
     const runs::RunRecord* recordOf(const QString& path) const;
     // Gives the open comparison's runs their colours (chart and Hyperparameters header) where they changed.
     void applyCompareColours();
@@ -158,6 +168,8 @@ private:
     ScalarChart* m_chart;
     LogPanel* m_logs;
     HyperparameterTable* m_hyperparameters;
+    EvalTable* m_evals;
+    QLabel* m_problemsBanner;
     QTabWidget* m_detailTabs;
     QPushButton* m_open;
     QPushButton* m_compare;
@@ -166,6 +178,7 @@ private:
     QPushButton* m_delete;
     RunActions* m_actions;
     SlurmQueueStates* m_queue;
+    RunsFolderWatch* m_folderWatch;
     std::function<bool(const QString&)> m_follow;
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;

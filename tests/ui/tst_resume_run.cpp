@@ -2,7 +2,16 @@
 // every 4 steps, then the Runs tab's resumeRequested with the step-4 checkpoint picked in the
 // CheckpointPicker: the run continues in the same directory from step 5 (not 13), metrics.csv counts
 // 1..12 once, the later checkpoints are set aside, and the Training and All scalars charts hold steps 1..12.
+// And the whole way a user goes for a STOPPED run: a real run stopped with Stop (refused by the Runs tab's
+// Resume while it runs), then selected in the Runs tab, Actions ▸ Resume from checkpoint…, step 4 picked in
+// the picker that opens and Resume pressed: the run continues in the same directory from step 5, past the
+// step it had stopped at, until stopped again; metrics.csv counts 1..N once and the chart holds N points.
+#include <QAction>
+#include <QApplication>
+#include <QDialogButtonBox>
 #include <QDir>
+#include <QPushButton>
+#include <QTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -20,7 +29,9 @@
 #include "scalar_chart.h"
 #include "main_window.h"
 #include "run_actions.h"
+#include "eval_table.h"
 #include "run_supervisor.h"
+#include "runs_model.h"
 #include "runs_panel.h"
 
 using namespace ringmaster;
@@ -40,6 +51,30 @@ QList<qint64> metricSteps(const QString& runDir, QList<QByteArray>* losses = nul
         if (losses) losses->append(row.value(table.column("loss")));
     }
     return steps;
+}
+
+QString statusOf(const RunsPanel& panel, const QString& runDir, int column = RunsModel::Status)
+{
+    const int row = panel.model()->rowOf(runDir);
+    return row < 0 ? QString() : panel.model()->index(row, column).data().toString();
+}
+
+// Answers the next CheckpointPicker: puts the steps it lists in *listed, picks STEP and presses Resume.
+std::shared_ptr<QList<qint64>> pickWhenAsked(qint64 step)
+{
+    auto listed = std::make_shared<QList<qint64>>();
+    auto* timer = new QTimer;
+    QObject::connect(timer, &QTimer::timeout, [timer, listed, step] {
+        auto* picker = qobject_cast<CheckpointPicker*>(QApplication::activeModalWidget());
+        if (!picker) return;
+        for (const auto& checkpoint : picker->checkpoints()) listed->append(checkpoint.step);
+        if (picker->selectStep(step)) picker->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        else picker->reject();
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(20);
+    return listed;
 }
 
 } // namespace
@@ -118,6 +153,7 @@ private Q_SLOTS:
         QCOMPARE(window.chart()->lossPointCount(), 12);
         // So does the All scalars chart: loss at steps 1..4 from scalars.csv (its last row per step), 5..12 live.
         QCOMPARE(window.scalarChart()->pointCount(QStringLiteral("loss")), 12);
+        QCOMPARE(window.evalTable()->rowCount(), static_cast<int>(runs::readCsvTable(dir + QStringLiteral("/eval.csv"), QStringLiteral("eval.csv")).rows.size()));
         // The form is not left resuming: the next Start is a new run.
         QVERIFY(window.currentJob().resume.isEmpty());
 
@@ -127,6 +163,87 @@ private Q_SLOTS:
         QCOMPARE(window.jobForm()->maxStepsBox()->value(), 12);
         QVERIFY(window.currentJob().resume.isEmpty());
         QVERIFY(window.currentJob().runDir.isEmpty());
+    }
+
+    void resumeAStoppedRunThroughTheRunsTabsAction()
+    {
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        window.gpuPanel()->cpuRanksBox()->setValue(2);
+        auto job = window.currentJob();
+        job.outputRoot = m_root.path() + QStringLiteral("/stopped");
+        QVERIFY(QDir().mkpath(job.outputRoot));
+        job.setTrainerOption(QStringLiteral("epochs"), 20);   // far more than it runs: it is stopped
+        job.setTrainerOption(QStringLiteral("max-steps"), 0);
+        job.setTrainerOption(QStringLiteral("batch-size"), 64);
+        job.setTrainerOption(QStringLiteral("checkpoint-every"), 4);
+        job.setTrainerOption(QStringLiteral("keep-checkpoints"), 1000);
+        window.loadJob(job);
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return window.supervisor()->stepsReceived() >= 6; }, kRunTimeoutMs));
+        const QString dir = QDir::cleanPath(QDir(window.supervisor()->runDir()).absolutePath());
+        RunsPanel* panel = window.runsPanel();
+        RunActions* actions = panel->actions();
+
+        // While it runs, the Runs tab's Resume refuses it.
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, dir) == QStringLiteral("running"); }, kCheckTimeoutMs));
+        panel->selectRuns({dir});
+        actions->updateMenu();
+        QVERIFY(!actions->resumeAction()->isEnabled());
+        QVERIFY2(actions->resumeAction()->toolTip().contains(QStringLiteral("running now")), qPrintable(actions->resumeAction()->toolTip()));
+
+        window.stopAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, kRunTimeoutMs));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+        QFile firstSummary(dir + QStringLiteral("/summary.json"));
+        QVERIFY(firstSummary.open(QIODevice::ReadOnly));
+        const qint64 stoppedAt = QJsonDocument::fromJson(firstSummary.readAll()).object().value(QStringLiteral("steps")).toInteger();
+        QVERIFY(stoppedAt >= 6);
+        QCOMPARE(metricSteps(dir).size(), stoppedAt);
+
+        // The Runs tab lists it as stopped; Actions ▸ Resume from checkpoint… opens the picker, step 4 is picked.
+        window.tabs()->setCurrentWidget(panel);
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, dir) == QStringLiteral("stopped"); }, kCheckTimeoutMs));
+        panel->selectRuns({dir});
+        actions->updateMenu();
+        QVERIFY2(actions->resumeAction()->isEnabled(), qPrintable(actions->resumeAction()->toolTip()));
+        QList<qint64> received;
+        connect(window.supervisor(), &supervisor::RunSupervisor::stepReceived, this,
+                [&](const supervisor::StepMetric& metric) { received.append(metric.step); });
+        QSignalSpy started(window.supervisor(), &supervisor::RunSupervisor::trainingStarted);
+        const auto listed = pickWhenAsked(4);
+        actions->resumeAction()->trigger();
+        QVERIFY(listed->contains(4));
+        QVERIFY(listed->contains(stoppedAt));   // the final checkpoint the stop wrote is offered too
+        QVERIFY(window.isCheckingStart());
+        QVERIFY(QTest::qWaitFor([&] { return !started.isEmpty(); }, kRunTimeoutMs));
+        QCOMPARE(started.first().first().toLongLong(), qint64(4));
+        QCOMPARE(QDir::cleanPath(QDir(window.supervisor()->runDir()).absolutePath()), dir);   // the same run directory
+        // It goes on past the step it had stopped at; then it is stopped again.
+        QVERIFY(QTest::qWaitFor([&] { return !received.isEmpty() && received.last() > stoppedAt + 2; }, kRunTimeoutMs));
+        window.stopAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, kRunTimeoutMs));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+        QCOMPARE(received.first(), qint64(5));
+
+        QFile summaryFile(dir + QStringLiteral("/summary.json"));
+        QVERIFY(summaryFile.open(QIODevice::ReadOnly));
+        const auto summary = QJsonDocument::fromJson(summaryFile.readAll()).object();
+        const qint64 last = summary.value(QStringLiteral("steps")).toInteger();
+        QVERIFY(last > stoppedAt + 2);
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+        QVERIFY(summary.value(QStringLiteral("resumed_from")).toString().endsWith(QStringLiteral("step-00000004.pt")));
+        QList<qint64> expected;
+        for (qint64 step = 1; step <= last; ++step) expected << step;
+        QCOMPARE(metricSteps(dir), expected);   // one timeline: 1..4 kept, 5..last from the resumed ranks
+        QCOMPARE(QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("abandoned-*")}, QDir::Dirs).size(), 1);
+        // The chart continues: 1..4 from the run's files, 5..last live.
+        QCOMPARE(window.chart()->lossPointCount(), static_cast<int>(last));
+        // And the Runs tab shows the run's new end.
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(*panel, dir, RunsModel::Steps) == QString::number(last); }, kCheckTimeoutMs));
+        QCOMPARE(statusOf(*panel, dir), QStringLiteral("stopped"));
     }
 };
 

@@ -2,8 +2,20 @@
 // (tests/runs/run_fixture.h): scalars exported from the app equal `ringmaster-runs export`'s file, a
 // bundle holds the originals byte for byte, a copied checkpoint is identical, a chart has the chosen size,
 // an existing file is replaced only after a Yes, a failure leaves no file; the checkpoint picker and
-// which runs may be resumed.
+// which runs may be resumed. In the Runs tab, the menu's scalar and chart exports take the ticked runs (the
+// selected one when none is ticked), the chart as PNG, SVG and PDF at the size chosen in its dialog.
 #include <QAction>
+#include <QApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QPushButton>
+#include <QSet>
+#include <QSpinBox>
+#include <QTimer>
+#include <QXmlStreamReader>
+
+#include <memory>
+#include <tuple>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -18,6 +30,8 @@
 #include "export_job.h"
 #include "run_actions.h"
 #include "run_fixture.h"
+#include "runs_model.h"
+#include "runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -36,6 +50,52 @@ std::pair<bool, QString> waitForExport(RunActions& actions, QSignalSpy& spy)
     Q_UNUSED(actions);
     const auto arguments = spy.takeFirst();
     return {arguments.at(0).toBool(), arguments.at(1).toString()};
+}
+
+// The `run` column of an exported CSV, as a set.
+QSet<QString> exportedRunNames(const QString& csv)
+{
+    QSet<QString> names;
+    const QList<QByteArray> lines = readFile(csv).split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        if (!lines[i].isEmpty()) names.insert(QString::fromUtf8(lines[i].left(lines[i].indexOf(','))));
+    }
+    return names;
+}
+
+// Answers the chart's size dialog when it opens: WIDTH x HEIGHT, then OK. *seen tells whether it came.
+std::shared_ptr<bool> answerChartSizeDialog(int width, int height)
+{
+    auto seen = std::make_shared<bool>(false);
+    auto* timer = new QTimer;
+    QObject::connect(timer, &QTimer::timeout, [timer, seen, width, height] {
+        auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        if (!dialog) return;
+        const auto boxes = dialog->findChildren<QSpinBox*>();
+        if (boxes.size() == 2) {
+            boxes[0]->setValue(width);
+            boxes[1]->setValue(height);
+            *seen = true;
+        }
+        dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(20);
+    return seen;
+}
+
+// The texts of an SVG file (its legend and axis labels); empty when it is not well-formed XML.
+QStringList svgTexts(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    QXmlStreamReader xml(&file);
+    QStringList texts;
+    while (!xml.atEnd()) {
+        if (xml.readNext() == QXmlStreamReader::Characters && !xml.isWhitespace()) texts << xml.text().toString().trimmed();
+    }
+    return xml.hasError() ? QStringList() : texts;
 }
 
 } // namespace
@@ -206,6 +266,92 @@ private Q_SLOTS:
         QVERIFY(actions->exportChart({a}, m_root.path() + QStringLiteral("/chart.gif"), QSize(640, 480)));
         QVERIFY(!waitForExport(*actions, finished).first);
         QVERIFY(!QFileInfo::exists(m_root.path() + QStringLiteral("/chart.gif")));
+    }
+
+    void runsTabExportsTheTickedRunsElseTheSelectedOne()
+    {
+        QTemporaryDir root;
+        const QString a = makeTrainerRun(root.path(), QStringLiteral("20261201-100000-a"), 12, true);
+        const QString b = makeTrainerRun(root.path(), QStringLiteral("20261201-110000-b"), 20, true);
+        const QString c = makeTrainerRun(root.path(), QStringLiteral("20261201-120000-c"), 16, true);
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QSignalSpy refreshed(&panel, &RunsPanel::refreshed);
+        panel.refresh();
+        QVERIFY(refreshed.wait(kExportTimeoutMs));
+        RunActions* actions = panel.actions();
+        actions->runner()->setShowMessages(false);
+        actions->runner()->setConfirmOverwrite([](const QString& path) {
+            qFatal("asked to replace %s without a test's answer", qPrintable(path));
+            return false;
+        });
+        QString answer;   // the path "typed" in the save dialog
+        actions->setSavePathAsker([&](const QString&, const QString&, const QString&) { return answer; });
+        QSignalSpy finished(actions->runner(), &ExportRunner::finished);
+
+        // a and b ticked in the table (as a click on their boxes does), c selected.
+        RunsModel* model = panel.model();
+        for (const QString& run : {a, b}) {
+            QVERIFY(model->setData(model->index(model->rowOf(QDir::cleanPath(run)), RunsModel::Name), Qt::Checked, Qt::CheckStateRole));
+        }
+        panel.selectRuns({c});
+        QCOMPARE(panel.selectedRuns(), QStringList{QDir::cleanPath(c)});
+        actions->updateMenu();   // as when the menu opens
+        QVERIFY2(actions->scalarsAction()->text().contains(QStringLiteral("2 ticked")), qPrintable(actions->scalarsAction()->text()));
+        QVERIFY(actions->scalarsAction()->isEnabled());
+        answer = root.path() + QStringLiteral("/ticked.csv");
+        actions->scalarsAction()->trigger();
+        auto [ok, message] = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        QCOMPARE(exportedRunNames(answer), (QSet<QString>{QStringLiteral("20261201-100000-a"), QStringLiteral("20261201-110000-b")}));
+
+        // The chart of the ticked runs, at the size chosen in the dialog, as SVG, PDF and PNG.
+        for (const QString& suffix : {QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("png")}) {
+            answer = root.path() + QStringLiteral("/ticked.") + suffix;
+            auto seen = answerChartSizeDialog(800, 600);
+            actions->chartAction()->trigger();
+            QVERIFY(*seen);
+            std::tie(ok, message) = waitForExport(*actions, finished);
+            QVERIFY2(ok, qPrintable(message));
+            const QByteArray bytes = readFile(answer);
+            if (suffix == QLatin1String("svg")) {
+                QVERIFY(bytes.startsWith("<?xml"));
+                QVERIFY(bytes.contains("viewBox=\"0 0 800 600\""));
+                const QStringList texts = svgTexts(answer);
+                QVERIFY2(texts.contains(QStringLiteral("20261201-100000-a · loss")) && texts.contains(QStringLiteral("20261201-110000-b · loss")),
+                         qPrintable(texts.join(QLatin1Char('|'))));
+                QVERIFY(!texts.contains(QStringLiteral("20261201-120000-c · loss")));
+            } else if (suffix == QLatin1String("pdf")) {
+                QVERIFY(bytes.startsWith("%PDF-"));
+                QVERIFY(bytes.trimmed().endsWith("%%EOF"));
+                const auto box = bytes.indexOf("/MediaBox");   // 800x600 pixels at 96 per inch: 600x450 points
+                QVERIFY(box >= 0);
+                QCOMPARE(bytes.mid(box, bytes.indexOf(']', box) + 1 - box), QByteArray("/MediaBox [0 0 600.000000 450.000000]"));
+            } else {
+                QVERIFY(bytes.startsWith("\x89PNG\r\n\x1a\n"));
+                QCOMPARE(QImage(answer).size(), QSize(800, 600));
+            }
+            QVERIFY(bytes.size() > 1000);
+        }
+
+        // None ticked: the selected run.
+        for (const QString& run : {a, b}) {
+            QVERIFY(model->setData(model->index(model->rowOf(QDir::cleanPath(run)), RunsModel::Name), Qt::Unchecked, Qt::CheckStateRole));
+        }
+        QVERIFY(model->tickedRuns().isEmpty());
+        actions->updateMenu();
+        QVERIFY2(actions->scalarsAction()->text().contains(QStringLiteral("1 selected")), qPrintable(actions->scalarsAction()->text()));
+        answer = root.path() + QStringLiteral("/selected.json");
+        actions->scalarsAction()->trigger();
+        std::tie(ok, message) = waitForExport(*actions, finished);
+        QVERIFY2(ok, qPrintable(message));
+        QVERIFY(readFile(answer).contains("\"run\": \"20261201-120000-c\"") || readFile(answer).contains("\"run\":\"20261201-120000-c\""));
+        QVERIFY(!readFile(answer).contains("20261201-100000-a"));
+        // Nothing ticked or selected: nothing to export.
+        panel.selectRuns({});
+        actions->updateMenu();
+        QVERIFY(!actions->scalarsAction()->isEnabled());
+        QVERIFY(!actions->chartAction()->isEnabled());
     }
 
     void pickerListsCheckpointsWithLoss()

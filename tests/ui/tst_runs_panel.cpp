@@ -3,7 +3,9 @@
 // notes.json and seen by `ringmaster-runs list --json`, delete after a confirmation that refuses the running
 // run, open and compare into the tab's chart (and the logs into its log view), a thousand runs listed off
 // the GUI thread, and the tab wired into the main window, where a started run appears and updates when it
-// ends (a stub trainer). With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
+// ends (a stub trainer); a run made by another process appears and updates without Refresh (the folder
+// watch, its poll off); a damaged run opens with what is readable and a line naming what is not.
+// With RINGMASTER_SCREENSHOT_DIR set, it saves runs-tab.png there.
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -32,6 +34,8 @@
 #include "run_supervisor.h"
 #include "run_fixture.h"
 #include "run_notes.h"
+#include "eval_table.h"
+#include "runs_folder_watch.h"
 #include "runs_model.h"
 #include "runs_panel.h"
 #include "scalar_chart.h"
@@ -110,6 +114,15 @@ QString writeSleepingTrainer(const QString& dir)
     writeFile(path, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexec sleep 120\n");
     QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::ExeOwner);
     return path;
+}
+
+// Runs /bin/sh -c SCRIPT with $1 = ARGUMENT, as another program would change the run folders; its exit code.
+int runShell(const char* script, const QString& argument)
+{
+    QProcess shell;
+    shell.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QString::fromLatin1(script), QStringLiteral("sh"), argument});
+    if (!shell.waitForFinished(kListTimeoutMs)) return -1;
+    return shell.exitStatus() == QProcess::NormalExit ? shell.exitCode() : -1;
 }
 
 QString statusOf(const RunsPanel& panel, const QString& runDir)
@@ -354,6 +367,81 @@ private Q_SLOTS:
         QVERIFY(opened.wait(kListTimeoutMs));
         QCOMPARE(panel.logs()->lines(0), QStringList{QStringLiteral("hello again")});
         QCOMPARE(panel.logs()->lines(1), QStringList());   // a one-rank run: no rank 1 left from before
+    }
+
+    void aDamagedRunOpensWithWhatIsReadableAndSaysWhatIsMissing()
+    {
+        QTemporaryDir root;
+        const QString damaged = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-damaged"), 12);
+        const QString fine = makeTrainerRun(root.path(), QStringLiteral("20261130-110000-fine"), 12);
+        QVERIFY(QFile::remove(damaged + QStringLiteral("/summary.json")));
+        for (const auto& [file, cut] : {std::pair{"/metrics.csv", "13,0,0.07"}, std::pair{"/eval.csv", "0,16,0.4"}}) {
+            QFile csv(damaged + QLatin1String(file));
+            QVERIFY(csv.open(QIODevice::Append));
+            csv.write(cut);   // a last row cut short by a crash
+        }
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QSignalSpy opened(&panel, &RunsPanel::runsOpened);
+        panel.openRun(damaged);
+        QVERIFY(opened.wait(kListTimeoutMs));
+        // What is readable is shown: every whole row of metrics.csv and eval.csv, and the logs.
+        QCOMPARE(panel.chart()->pointCount(QStringLiteral("loss"), QStringLiteral("20261130-100000-damaged")), 12);
+        QCOMPARE(panel.evalTable()->rowCount(), 3);
+        QCOMPARE(panel.logs()->lines(0).size(), 1);
+        // What is not is said, in a line above the tabs (and in the summary and the evaluation table's headline).
+        QVERIFY(panel.problemsBanner()->isVisibleTo(&panel));
+        const QString banner = panel.problemsBanner()->text();
+        for (const char* expected : {"20261130-100000-damaged", "summary.json missing", "metrics.csv line 14", "eval.csv line 5"}) {
+            QVERIFY2(banner.contains(QLatin1String(expected)), qPrintable(banner));
+        }
+        QVERIFY2(panel.summaryLabel()->text().contains(QStringLiteral("summary.json missing")), qPrintable(panel.summaryLabel()->text()));
+        QVERIFY2(panel.evalTable()->headline().contains(QStringLiteral("eval.csv line 5")), qPrintable(panel.evalTable()->headline()));
+        // A whole run: no such line.
+        panel.openRun(fine);
+        QVERIFY(opened.wait(kListTimeoutMs));
+        QVERIFY(!panel.problemsBanner()->isVisibleTo(&panel));
+        QCOMPARE(panel.evalTable()->rowCount(), 3);
+    }
+
+    // ringmaster-launch in a terminal: its run folder appears in the root, then its files; later its summary.json.
+    void aRunMadeElsewhereAppearsAndUpdatesWithoutRefresh()
+    {
+        QTemporaryDir root;
+        makeTrainerRun(root.path(), QStringLiteral("20261128-093000-mlp"));
+        RunsPanel panel;
+        panel.folderWatch()->setPollInterval(0);   // change notices only: nothing lists again on a timer
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QCOMPARE(panel.model()->rowCount(), 1);
+        QSignalSpy refreshed(&panel, &RunsPanel::refreshed);
+
+        // The folder first (not a run yet: no job.json): the tab watches it.
+        const QString dir = QDir::cleanPath(QDir(root.path()).absoluteFilePath(QStringLiteral("20261201-090000-mlp")));
+        QCOMPARE(runShell("mkdir \"$1\"", dir), 0);
+        QVERIFY(QTest::qWaitFor([&] { return panel.folderWatch()->watched().contains(dir) && !panel.isRefreshing(); }, kListTimeoutMs));
+        QCOMPARE(panel.model()->rowCount(), 1);
+        // Then its files, as the launcher and the trainer write them: the run appears, not finished yet.
+        QCOMPARE(runShell("printf '{\"launch\": {\"device\": \"cpu\", \"nproc\": 1}, \"trainer\": {\"model\": \"mlp\"}, \"version\": 1}\\n' > \"$1/job.json\" && "
+                          "printf 'step,epoch,loss,lr,samples_per_sec,wall_time\\n1,0,0.5,0.01,100,0.1\\n' > \"$1/metrics.csv\"", dir), 0);
+        QVERIFY(QTest::qWaitFor([&] { return panel.model()->rowOf(dir) >= 0; }, kListTimeoutMs));
+        QCOMPARE(statusOf(panel, dir), QStringLiteral("unknown"));
+        QCOMPARE(panel.model()->rowCount(), 2);
+        // It ends: summary.json written to a temporary name and renamed, as the trainer does.
+        QCOMPARE(runShell("printf '{\"status\": \"completed\", \"steps\": 1}\\n' > \"$1/summary.json.tmp\" && mv \"$1/summary.json.tmp\" \"$1/summary.json\"", dir), 0);
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(panel, dir) == QStringLiteral("completed"); }, kListTimeoutMs));
+        QVERIFY(refreshed.size() >= 2);   // listed again by the watch, Refresh never pressed
+        // Finished runs are not watched any more; the root still is.
+        QVERIFY(QTest::qWaitFor([&] { return !panel.isRefreshing() && !panel.folderWatch()->watched().contains(dir); }, kListTimeoutMs));
+        QVERIFY(panel.folderWatch()->watched().contains(QDir::cleanPath(QDir(root.path()).absolutePath())));
+        // The listing's own writes (each run's index and the root's, hidden files) change no signature, so
+        // they do not make it list again and again.
+        QVERIFY(refreshAndWait(panel));
+        QSignalSpy checks(panel.folderWatch(), &RunsFolderWatch::checked);
+        panel.folderWatch()->checkAll();
+        QVERIFY(checks.wait(kListTimeoutMs));
+        QCOMPARE(checks.last().first().toBool(), false);
     }
 
     void aThousandRunsAreListedOffTheGuiThread()
