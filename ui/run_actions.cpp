@@ -1,5 +1,7 @@
 #include "run_actions.h"
 
+#include "run_liveness.h"
+
 #include <QCheckBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -101,8 +103,10 @@ QString RunActions::resumeRefusal(const QString& runDir) const
 {
     if (QDir::cleanPath(QFileInfo(runDir).absoluteFilePath()) == QDir::cleanPath(m_activeRun())) return tr("This run is running now");
     if (!QFileInfo::exists(runDir + QStringLiteral("/job.json"))) return tr("This run has no job.json to resume with");
-    const QString status = runs::readRunRecord(runDir).status;
-    if (status == QLatin1String("completed")) return tr("This run completed: use New job from this run to train more");
+    runs::RunRecord record = runs::readRunRecord(runDir);
+    runs::applyRunLiveness(&record);   // another launcher or window may be running it now
+    if (record.status == QLatin1String(runs::kStatusRunning)) return tr("This run is being run now by another launcher or window");
+    if (record.status == QLatin1String("completed")) return tr("This run completed: use New job from this run to train more");
     if (runs::listRunCheckpoints(runDir).isEmpty()) return tr("This run has no checkpoint to resume from");
     return {};
 }

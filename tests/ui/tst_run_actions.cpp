@@ -29,6 +29,7 @@
 #include "checkpoint_picker.h"
 #include "export_job.h"
 #include "run_actions.h"
+#include "run_lock.h"
 #include "run_fixture.h"
 #include "runs_model.h"
 #include "runs_panel.h"
@@ -386,8 +387,17 @@ private Q_SLOTS:
         QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("running now")));
         actions.updateMenu();
         QVERIFY(!actions.resumeAction()->isEnabled());
-        QVERIFY(QDir(stopped + QStringLiteral("/checkpoints")).removeRecursively());
         active.clear();
+        {
+            // Another launcher or window runs it now: it holds the run's lock (an OFD lock conflicts even
+            // within this process), and the lock goes with it.
+            protocol::RunLock lock;
+            std::string detail;
+            QVERIFY(lock.acquire(QFile::encodeName(stopped).toStdString(), &detail) == protocol::RunLock::Result::Taken);
+            QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("another launcher or window")));
+        }
+        QCOMPARE(actions.resumeRefusal(stopped), QString());
+        QVERIFY(QDir(stopped + QStringLiteral("/checkpoints")).removeRecursively());
         QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("no checkpoint")));
         QSignalSpy newJob(&actions, &RunActions::newJobRequested);
         actions.newJobAction()->trigger();
