@@ -8,7 +8,8 @@
 // and rank 0's bind is retried on a new port without counting as a restart. Stop is graceful (SIGTERM,
 // grace period, SIGKILL); destruction kills every rank it still owns, so no trainer outlives its
 // supervisor, and marks such a run stopped in summary.json. A run directory deleted under the run fails
-// it at once (never restarted), and a rank killed mid-write has its temp files removed.
+// it at once (never restarted), and a rank killed mid-write has its temp files removed. Starting and
+// following the group is in local_run.cpp; how it ends (failure, stop, kill, conclusion) in local_run_ending.cpp.
 
 #include <QElapsedTimer>
 #include <QList>
@@ -44,6 +45,11 @@ class LocalRun : public RunBackend
 public:
     // Relaunches on a new port after "address in use", before the run counts as failed.
     static constexpr int kMaxPortRetries = 3;
+    // After the first failure, other ranks' exits within this window are weighed for the root cause:
+    // a rank killed by a signal explains its peers' "connection reset" better than the other way round.
+    static constexpr int kVerdictWindowMs = 300;
+    // Lines of a failed rank's output quoted in the failure report.
+    static constexpr int kTailLinesInReport = 8;
 
     explicit LocalRun(QObject* parent = nullptr);
     ~LocalRun() override;

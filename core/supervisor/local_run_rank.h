@@ -1,0 +1,21 @@
+#pragma once
+// LocalRun's record of one rank (local_run.h keeps it opaque): the rank's process, its status as the ranks table
+// shows it, and the time since it last showed progress. Included by local_run.cpp and local_run_ending.cpp only.
+
+#include <QElapsedTimer>
+
+#include <memory>
+
+#include "local_run.h"
+#include "rank_process.h"
+
+namespace ringmaster::supervisor {
+
+struct LocalRun::Rank
+{
+    std::unique_ptr<RankProcess> process;
+    RankStatus status;
+    QElapsedTimer sinceHeartbeat;
+};
+
+} // namespace ringmaster::supervisor
