@@ -21,7 +21,7 @@ built=$(date +%s)
 checks_pid=
 checks_log=$build/checks.log
 if [ "${RINGMASTER_CHECKS:-1}" != 0 ]; then
-  RINGMASTER_BUILD_DIR=$build nice -n 19 ionice -c 3 "$here/scripts/checks.sh" "${RINGMASTER_FUZZ_SECONDS:-30}" \
+  RINGMASTER_BUILD_DIR=$build nice -n 19 ionice -c 3 bash "$here/scripts/checks.sh" "${RINGMASTER_FUZZ_SECONDS:-30}" \
     > "$checks_log" 2>&1 &
   checks_pid=$!
   echo "test: sanitizer and fuzzing checks started in the background (log: $checks_log)"
