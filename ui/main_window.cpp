@@ -20,6 +20,7 @@
 
 #include <cmath>
 
+#include "app_settings.h"
 #include "eval_table.h"
 #include "gpu_panel.h"
 #include "job_file_dialog.h"
@@ -37,7 +38,6 @@ namespace ringmaster::ui {
 namespace {
 
 constexpr int kRankRefreshMs = 500;
-const char* const kLastJobKey = "lastJob";
 
 QString stateColor(supervisor::RunState state)
 {
@@ -231,7 +231,7 @@ void MainWindow::loadJob(const supervisor::JobSpec& job)
 
 void MainWindow::restoreLastJob()
 {
-    const QByteArray saved = QSettings().value(QLatin1String(kLastJobKey)).toByteArray();
+    const QByteArray saved = QSettings().value(QLatin1String(supervisor::kLastJobSettingsKey)).toByteArray();
     if (saved.isEmpty()) return;
     try {
         loadJob(supervisor::JobSpec::fromJson(QJsonDocument::fromJson(saved).object(), tr("the last job")));
@@ -386,7 +386,7 @@ void MainWindow::launch(const supervisor::JobSpec& job, const supervisor::Prefli
         onStateChanged(m_supervisor->state());
         return;
     }
-    QSettings().setValue(QLatin1String(kLastJobKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
+    QSettings().setValue(QLatin1String(supervisor::kLastJobSettingsKey), QJsonDocument(job.toJson()).toJson(QJsonDocument::Compact));
     followRun(job);
     if (!job.resume.isEmpty()) {   // the charts continue
         replayResumedHistory(*m_chart, job.resume);

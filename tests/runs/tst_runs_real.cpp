@@ -241,11 +241,16 @@ private Q_SLOTS:
         const Result tar = run(QStringLiteral("tar"), {QStringLiteral("-xzf"), archive, QStringLiteral("-C"), into});
         QVERIFY2(tar.exitCode == 0, qPrintable(tar.err));
 
-        // Every file of the run but the TensorBoard folder and ringmaster-runs' own index, and environment.json.
+        // Every file of the run but the TensorBoard folder, ringmaster-runs' own index and the launcher's lock (a
+        // runtime file, not a result), and environment.json.
         QStringList expected;
         for (const QString& file : filesUnder(dir)) {
-            if (!file.startsWith(QStringLiteral("tb/")) && file != QLatin1String(".ringmaster-index.json")) expected << file;
+            if (!file.startsWith(QStringLiteral("tb/")) && file != QLatin1String(".ringmaster-index.json") &&
+                file != QLatin1String("supervisor.lock")) {
+                expected << file;
+            }
         }
+        QVERIFY2(QFileInfo::exists(dir + QStringLiteral("/supervisor.lock")), "the launcher's lock is in the run (left out of bundles)");
         for (const char* required : {"job.json", "summary.json", "metrics.csv", "eval.csv", "scalars.csv", "commands.json",
                                      "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log", "model.pt"}) {
             QVERIFY2(expected.contains(QLatin1String(required)), required);
