@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "run_files.h"
+#include "run_lock.h"
 #include "run_notes.h"
 #include "slurm_job.h"
 
@@ -60,6 +61,11 @@ QByteArray RunsFolderWatch::signature(const QString& folder)
             signature += '|' + QByteArray(file);
             appendStamp(&signature, dir.filePath(name));
         }
+    }
+    // A launcher or app that dies lets go of the run's lock without any file changing: running -> interrupted.
+    if (names.contains(QLatin1String(protocol::kRunLockFile))) {
+        const bool held = protocol::probeRunLock(QFile::encodeName(folder).toStdString()) == protocol::RunLockState::Held;
+        signature += held ? "|held" : "|free";
     }
     return signature;
 }

@@ -9,7 +9,9 @@
 // A change notice alone is not trusted, because listing itself writes in those folders (each run's index
 // and the root's index, hidden files) and would otherwise list again forever. So each watched folder has a
 // signature: its visible entries' names, plus the identity and time of job.json, summary.json and
-// notes.json (which Ringmaster replaces whole). The listing computes the signatures on its worker thread
+// notes.json (which Ringmaster replaces whole), and whether the run's supervisor lock is held (a launcher or app
+// that dies changes no file, yet its run goes from running to interrupted: the poll sees it). The listing
+// computes the signatures on its worker thread
 // *before* it reads the runs (signaturesBefore), so a change made while it reads is seen afterwards; a
 // folder first watched after a listing (a new run) has no signature yet and is checked once at once.
 // Checks run on a worker thread (QtConcurrent); changed() is emitted when a signature differs.

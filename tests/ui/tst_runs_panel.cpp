@@ -37,6 +37,7 @@
 #include "eval_table.h"
 #include "runs_folder_watch.h"
 #include "runs_model.h"
+#include "run_lock.h"
 #include "runs_panel.h"
 #include "scalar_chart.h"
 
@@ -442,6 +443,31 @@ private Q_SLOTS:
         panel.folderWatch()->checkAll();
         QVERIFY(checks.wait(kListTimeoutMs));
         QCOMPARE(checks.last().first().toBool(), false);
+    }
+
+    // A launcher elsewhere holds the run's lock while it runs: "running". When it dies no file changes; the
+    // watch's poll (the lock's state is part of a folder's signature) lists the run again, "interrupted".
+    void aRunWhoseLauncherDiesBecomesInterruptedWithoutRefresh()
+    {
+        QTemporaryDir root;
+        const QString dir = QDir::cleanPath(makeTrainerRun(root.path(), QStringLiteral("20261201-100000-mlp")));
+        QVERIFY(QFile::remove(dir + QStringLiteral("/summary.json")));
+        auto lock = std::make_unique<protocol::RunLock>();
+        std::string detail;
+        QVERIFY(lock->acquire(QFile::encodeName(dir).toStdString(), &detail) == protocol::RunLock::Result::Taken);
+        RunsPanel panel;
+        panel.folderWatch()->setPollInterval(100);   // the poll runs while the tab is shown
+        panel.show();
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(panel, dir) == QStringLiteral("running"); }, kListTimeoutMs));
+        // The watch has settled: a check of every watched folder finds nothing new.
+        QSignalSpy checks(panel.folderWatch(), &RunsFolderWatch::checked);
+        QVERIFY(QTest::qWaitFor([&] { return !panel.isRefreshing() && !checks.isEmpty() && !checks.last().first().toBool(); },
+                                kListTimeoutMs));
+        QCOMPARE(statusOf(panel, dir), QStringLiteral("running"));
+        lock.reset();   // the launcher is gone: the kernel drops its lock, no file changes
+        QVERIFY(QTest::qWaitFor([&] { return statusOf(panel, dir) == QStringLiteral("interrupted"); }, kListTimeoutMs));
     }
 
     void aThousandRunsAreListedOffTheGuiThread()
