@@ -27,14 +27,14 @@ bool isFinalStatus(const QString& status)
 void applyRunLiveness(RunRecord* record)
 {
     const QByteArray dir = QFile::encodeName(record->path);
-    switch (protocol::probeRunLock(dir.toStdString())) {
-    case protocol::RunLockState::NoLockFile: return;
-    case protocol::RunLockState::Held: record->status = QString::fromLatin1(kStatusRunning); return;
-    case protocol::RunLockState::Free: break;
-    }
+    const protocol::RunLockState lock = protocol::probeRunLock(dir.toStdString());
+    if (lock == protocol::RunLockState::NoLockFile) return;
+    // The last start's final status: written after the lock was taken (an earlier segment's is older). The
+    // supervisor lets go of the lock just after writing it, so a held lock with such a status is a run ending.
     const qint64 locked = mtimeNs(record->path + QLatin1Char('/') + QLatin1String(protocol::kRunLockFile));
     const qint64 summary = mtimeNs(record->path + QStringLiteral("/summary.json"));
-    if (!isFinalStatus(record->status) || summary < locked) record->status = QString::fromLatin1(kStatusInterrupted);
+    if (isFinalStatus(record->status) && summary > locked) return;
+    record->status = QString::fromLatin1(lock == protocol::RunLockState::Held ? kStatusRunning : kStatusInterrupted);
 }
 
 } // namespace ringmaster::runs

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <tuple>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -397,6 +398,18 @@ private Q_SLOTS:
             QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("another launcher or window")));
         }
         QCOMPARE(actions.resumeRefusal(stopped), QString());
+        {
+            // The run has just written its final status (after taking the lock) and is about to let go: it is
+            // stopped, not running (the Runs tab listed such a run "running" for good in one race).
+            protocol::RunLock lock;
+            std::string detail;
+            QVERIFY(lock.acquire(QFile::encodeName(stopped).toStdString(), &detail) == protocol::RunLock::Result::Taken);
+            QFile summary(stopped + QStringLiteral("/summary.json"));
+            QVERIFY(summary.open(QIODevice::ReadWrite));
+            QVERIFY(summary.setFileTime(QDateTime::currentDateTime().addSecs(2), QFileDevice::FileModificationTime));
+            summary.close();
+            QCOMPARE(actions.resumeRefusal(stopped), QString());
+        }
         QVERIFY(QDir(stopped + QStringLiteral("/checkpoints")).removeRecursively());
         QVERIFY(actions.resumeRefusal(stopped).contains(QStringLiteral("no checkpoint")));
         QSignalSpy newJob(&actions, &RunActions::newJobRequested);
