@@ -1,6 +1,7 @@
 #include "run_liveness.h"
 
 #include "run_lock.h"
+#include "wire.h"
 
 #include <QFile>
 
@@ -19,7 +20,8 @@ qint64 mtimeNs(const QString& path)
 
 bool isFinalStatus(const QString& status)
 {
-    return status == QLatin1String("completed") || status == QLatin1String("failed") || status == QLatin1String("stopped");
+    return status == QLatin1String(protocol::kStatusCompleted) || status == QLatin1String(protocol::kStatusFailed) ||
+           status == QLatin1String(protocol::kStatusStopped);
 }
 
 } // namespace
