@@ -19,7 +19,11 @@ target_compile_definitions(ringmaster_options INTERFACE
   QT_USE_QSTRINGBUILDER)
 
 # LibTorch headers are third-party: include them as system headers so -Wpedantic stays about our code.
+# Where LibTorch exports copies of libstdc++ symbols (cmake/RingmasterTorch.cmake), libstdc++ comes first.
 function(ringmaster_link_torch target scope)
+  if(RINGMASTER_TORCH_EXPORTS_LIBSTDCXX)
+    target_link_libraries(${target} ${scope} "-Wl,--push-state,--no-as-needed" stdc++ "-Wl,--pop-state")
+  endif()
   target_link_libraries(${target} ${scope} ${TORCH_LIBRARIES})
   target_include_directories(${target} SYSTEM ${scope} ${TORCH_INCLUDE_DIRS})
 endfunction()

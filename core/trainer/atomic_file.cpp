@@ -1,7 +1,5 @@
 #include "atomic_file.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 
@@ -84,7 +83,7 @@ void AtomicFile::commit()
         const int error = errno;
         ::close(dirFd);
         // The file is complete and in place: a failed folder sync is worth a warning, not a failed run.
-        if (result != 0 && error != EINVAL) spdlog::warn("{}", IoError(folder.string(), "sync folder", error).what());
+        if (result != 0 && error != EINVAL) log::warn("{}", IoError(folder.string(), "sync folder", error).what());
     }
 }
 

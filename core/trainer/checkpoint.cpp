@@ -11,6 +11,10 @@
 #include <memory>
 #include <thread>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+
 #include "atomic_file.h"
 #include "errors.h"
 #include "zip_records.h"
@@ -307,8 +311,28 @@ void writeModelWeights(const std::string& path, torch::nn::Module& model)
     for (const auto& item : model.named_buffers()) {
         weights.insert(item.key(), item.value().detach().cpu().contiguous().clone());
     }
-    const auto bytes = torch::pickle_save(c10::IValue(weights));
-    writeFileAtomically(path, std::string(bytes.begin(), bytes.end()));
+    writeFileAtomically(path, plainPickleArchive(c10::IValue(weights)));
+}
+
+std::string plainPickleArchive(const c10::IValue& value)
+{
+    // torch::pickle_save's own steps, with one difference: Pickler's tag_aggregates off. With it on (the
+    // default), a Dict is wrapped in torch.jit._pickle.restore_type_tag, a global that torch.load's
+    // weights_only unpickler (the default since PyTorch 2.6) refuses; off, it is a plain Python dict.
+    std::vector<char> pickled;
+    torch::jit::Pickler pickler([&](const char* data, size_t size) { pickled.insert(pickled.end(), data, data + size); },
+                                nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+    pickler.protocol();
+    pickler.pushIValue(value);
+    pickler.stop();
+    std::string archive;
+    caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) -> size_t {
+        archive.append(static_cast<const char*>(data), size);
+        return size;
+    });
+    torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+    writer.writeEndOfFile();
+    return archive;
 }
 
 } // namespace ringmaster::trainer

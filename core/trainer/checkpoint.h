@@ -66,8 +66,10 @@ std::vector<std::string> listCheckpoints(const std::string& runDir);
 bool isInCheckpointFolder(const std::string& runDir, const std::string& checkpoint);
 std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step);
 
-// RUN_DIR/model.pt: a dict name -> tensor that Python's torch.load reads (torch::pickle_save).
-// Throws IoError when it cannot be written.
+// RUN_DIR/model.pt: a dict name -> tensor that Python's torch.load reads, also with weights_only=True
+// (the default since PyTorch 2.6). Throws IoError when it cannot be written.
 void writeModelWeights(const std::string& path, torch::nn::Module& model);
+// torch.save's zip format of `value`, with dicts and lists as plain Python ones (no TorchScript type tags).
+std::string plainPickleArchive(const c10::IValue& value);
 
 } // namespace ringmaster::trainer

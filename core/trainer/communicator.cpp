@@ -1,5 +1,7 @@
 #include "communicator.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -7,6 +9,13 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef RINGMASTER_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#ifdef RINGMASTER_EXPECTED_NCCL_VERSION_CODE
+#include <nccl.h>
+// ProcessGroupNCCL::Options embeds ncclConfig_t, whose layout depends on the NCCL version: the nccl.h this
+// file sees must be the one libtorch_cuda was built with (cmake/RingmasterTorch.cmake finds and checks it).
+static_assert(NCCL_VERSION_CODE == RINGMASTER_EXPECTED_NCCL_VERSION_CODE,
+              "nccl.h is not the NCCL version LibTorch was built with (see cmake/RingmasterTorch.cmake)");
+#endif
 #endif
 
 #include "errors.h"
@@ -26,6 +35,15 @@ std::shared_ptr<::gloo::transport::Device> makeGlooDevice(const std::string& mas
     return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// The TCPStore server's wording of EADDRINUSE: "Address already in use" / "errno: 98" up to 2.3,
+// "address already in use" with "code: -98, name: EADDRINUSE" since 2.4.
+bool reportsAddressInUse(std::string message)
+{
+    std::transform(message.begin(), message.end(), message.begin(), [](unsigned char c) { return std::tolower(c); });
+    return message.find("address already in use") != std::string::npos || message.find("eaddrinuse") != std::string::npos ||
+           message.find("errno: 98") != std::string::npos;
+}
+
 c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::milliseconds timeout)
 {
     const bool isServer = env.rank == 0;
@@ -38,7 +56,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
         const std::string message = e.what();
         // Only EADDRINUSE is "taken by another program"; EACCES (a port below 1024) and EADDRNOTAVAIL
         // (an address not on this host) are the job's own mistakes and fail as such.
-        if (isServer && (message.find("Address already in use") != std::string::npos || message.find("errno: 98") != std::string::npos)) {
+        if (isServer && reportsAddressInUse(message)) {
             throw AddressInUseError("MASTER_PORT " + std::to_string(env.masterPort) + " is already in use on " +
                              env.masterAddr + ": choose a free port (ringmaster-launch --master-port 0 picks one)");
         }

@@ -9,12 +9,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "../protocol/wire.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -124,7 +124,7 @@ void Reporter::heartbeatLoop()
         const std::int64_t quiet = steadyMs() - m_lastProgressMs.load();
         if (limit > 0 && m_lastProgressMs.load() > 0 && quiet > limit) {
             if (!stalled) {
-                spdlog::warn("no progress for {} s in phase '{}': heartbeats stop so that the supervisor can act",
+                log::warn("no progress for {} s in phase '{}': heartbeats stop so that the supervisor can act",
                              quiet / 1000, phaseName(m_phase.load()));
             }
             stalled = true;
@@ -157,11 +157,11 @@ bool Reporter::connectSocket()
         m_fd = -1;
         connected = connectTcp();
         m_overTcp = connected;
-        if (connected) spdlog::info("reporting over TCP to {} (the socket {} is not reachable from here)", m_endpoint,
+        if (connected) log::info("reporting over TCP to {} (the socket {} is not reachable from here)", m_endpoint,
                                     m_socketPath.empty() ? "(none)" : m_socketPath);
     }
     if (!connected) {
-        spdlog::warn("reporting {}{}{} unreachable: training continues, metrics.csv is the record",
+        log::warn("reporting {}{}{} unreachable: training continues, metrics.csv is the record",
                      m_socketPath.empty() ? "" : "socket " + m_socketPath, !m_socketPath.empty() && !m_endpoint.empty() ? " and " : "",
                      m_endpoint.empty() ? "" : "endpoint tcp " + m_endpoint);
         return false;
@@ -185,7 +185,7 @@ bool Reporter::connectUnix()
     while (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN || std::chrono::steady_clock::now() >= giveUp || pastExitDeadline()) {
-            spdlog::info("reporting socket {} unreachable ({})", m_socketPath, std::strerror(errno));
+            log::info("reporting socket {} unreachable ({})", m_socketPath, std::strerror(errno));
             return false;
         }
         std::this_thread::sleep_for(kConnectRetry);
@@ -198,7 +198,7 @@ bool Reporter::connectTcp()
     // "HOST:PORT"; an IPv6 address comes bracketed ("[::1]:5000") or bare (the last colon splits).
     const auto colon = m_endpoint.rfind(':');
     if (colon == std::string::npos || colon == 0) {
-        spdlog::warn("{} '{}' is not HOST:PORT", protocol::kEndpointEnv, m_endpoint);
+        log::warn("{} '{}' is not HOST:PORT", protocol::kEndpointEnv, m_endpoint);
         return false;
     }
     std::string host = m_endpoint.substr(0, colon);
@@ -209,7 +209,7 @@ bool Reporter::connectTcp()
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-        spdlog::warn("reporting endpoint tcp {}: {}", m_endpoint, ::gai_strerror(rc));
+        log::warn("reporting endpoint tcp {}: {}", m_endpoint, ::gai_strerror(rc));
         return false;
     }
     const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
@@ -230,7 +230,7 @@ bool Reporter::connectTcp()
             if (error != 0) errno = error;
         }
         if (rc == 0) return true;
-        spdlog::info("reporting endpoint tcp {} unreachable ({})", m_endpoint, std::strerror(errno));
+        log::info("reporting endpoint tcp {} unreachable ({})", m_endpoint, std::strerror(errno));
         ::close(m_fd);
         m_fd = -1;
     }
@@ -275,11 +275,11 @@ void Reporter::writerLoop()
         lock.unlock();
         if (!writeAll(batch)) {
             if (pastExitDeadline()) {
-                spdlog::warn("reporting socket {}: the reader took no frames for {} ms at exit; the last frames "
+                log::warn("reporting socket {}: the reader took no frames for {} ms at exit; the last frames "
                              "were not delivered (metrics.csv has them)", peerName(), kExitDeadline.count());
                 return;
             }
-            spdlog::warn("reporting socket {} closed: training continues, metrics.csv is the record", peerName());
+            log::warn("reporting socket {} closed: training continues, metrics.csv is the record", peerName());
             healthy = false;
         }
         lock.lock();

@@ -10,13 +10,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "communicator.h"
 #include "errors.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -199,7 +199,7 @@ std::unique_ptr<ShmAllreduce> ShmAllreduce::create(Communicator& communicator, s
     communicator.barrier(); // everyone has opened it: the name can go, the mapping stays
     segmentName.unlink();
     if (ok.item<float>() < world) {
-        spdlog::warn("shared-memory all-reduce unavailable ({}): using the {} backend for gradients",
+        log::warn("shared-memory all-reduce unavailable ({}): using the {} backend for gradients",
                      problem.empty() ? "another rank could not set it up" : problem, communicator.backendName());
         return nullptr;
     }

@@ -10,9 +10,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include "../protocol/tensorboard_records.h"
+#include "log.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 
@@ -92,7 +91,7 @@ void TensorBoardWriter::append(const std::string& bytes)
 
 void TensorBoardWriter::disable(const char* action, int errnoValue)
 {
-    spdlog::warn("TensorBoard event file {}: cannot {} ({}); training goes on without it (metrics.csv has every step)",
+    log::warn("TensorBoard event file {}: cannot {} ({}); training goes on without it (metrics.csv has every step)",
                  m_path, action, std::strerror(errnoValue));
     if (m_fd >= 0) ::close(m_fd);
     m_fd = -1;

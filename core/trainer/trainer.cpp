@@ -5,8 +5,6 @@
 #include <filesystem>
 #include <thread>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -18,11 +16,11 @@
 #include "errors.h"
 #include "grad_sync.h"
 #include "hash64.h"
+#include "log.h"
 #include "lr_schedule.h"
 #include "job_setup.h"
 #include "models/scripted_model.h"
 #include "preflight_checks.h"
-#include "rank_sink.h"
 #include "reporter.h"
 #include "run_recorder.h"
 #include "sampler.h"
@@ -56,13 +54,6 @@ std::uint64_t parameterDigest(torch::nn::Module& module)
 }
 
 namespace wire = ringmaster::protocol;
-
-void setUpLogging(int rank)
-{
-    auto logger = std::make_shared<spdlog::logger>("trainer", std::make_shared<RankStreamSinkMt>());
-    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [rank " + std::to_string(rank) + "] [%l] %v");
-    spdlog::set_default_logger(logger);
-}
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainerConfig& c, const std::vector<torch::Tensor>& params)
 {
@@ -101,8 +92,7 @@ int trainerMain(int argc, char** argv)
         if (!parseTrainerArgs(argc, argv, config)) return kExitOk;
         if (config.validateOnly) {
             // Warnings (e.g. an unwritable data cache) go to stderr: stdout is "ok" or the probe's JSON.
-            spdlog::set_default_logger(spdlog::stderr_color_mt("validate"));
-            spdlog::set_level(spdlog::level::warn); // only what needs attention: the answer is one line
+            log::toStderr(log::Level::warn); // only what needs attention: the answer is one line
             runValidateOnly(config);
             return kExitOk;
         }
@@ -116,21 +106,21 @@ int trainerMain(int argc, char** argv)
         std::fprintf(stderr, "ringmaster-trainer: error: %s\n", oneLineMessage(e).c_str());
         return kExitFailure;
     }
-    setUpLogging(env.rank);
-    if (!env.derivedFromSlurm.empty()) spdlog::info("rendezvous from Slurm's environment: {}", env.derivedFromSlurm);
+    log::toRankStreams(env.rank);
+    if (!env.derivedFromSlurm.empty()) log::info("rendezvous from Slurm's environment: {}", env.derivedFromSlurm);
     installStopHandlers();
     try {
         Trainer trainer(config, env);
         return trainer.run();
     } catch (const UsageError& e) {
-        spdlog::error("{}", e.what());
+        log::error("{}", e.what());
         return kExitUsage;
     } catch (const AddressInUseError& e) {
-        spdlog::error("{}", e.what());
+        log::error("{}", e.what());
         return kExitAddressInUse;
     } catch (const std::exception& e) {
-        spdlog::debug("{}", e.what()); // LibTorch's C++ stack frames, for whoever turns on debug
-        spdlog::error("{}", oneLineMessage(e));
+        log::debug("{}", e.what()); // LibTorch's C++ stack frames, for whoever turns on debug
+        log::error("{}", oneLineMessage(e));
         return kExitFailure;
     }
 }
@@ -174,8 +164,8 @@ int Trainer::run()
                 writeSummary(wire::kStatusFailed, message);
             } catch (const std::exception& summaryError) {
                 // Most likely the same full disk: one error line is enough, the details go to debug.
-                spdlog::warn("summary.json does not record this failure: it could not be written either");
-                spdlog::debug("{}", oneLineMessage(summaryError));
+                log::warn("summary.json does not record this failure: it could not be written either");
+                log::debug("{}", oneLineMessage(summaryError));
             }
         }
         if (m_reporter) {
@@ -261,7 +251,7 @@ void Trainer::setUp()
         GradSyncOptions{static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb), m_config.localAllreduce == "shm",
                         m_config.findUnusedParameters, options.collectiveTimeout});
 
-    spdlog::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
+    log::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
                  m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, shardSize);
     if (isLeader()) {
         // Every rank has loaded its checkpoint once the group exists: later checkpoints may move now.
@@ -271,13 +261,13 @@ void Trainer::setUp()
         const bool ownCheckpoint = !m_resumePath.empty() && isInCheckpointFolder(m_config.out, m_resumePath);
         const std::string abandoned = abandonCheckpointsAfter(m_config.out, ownCheckpoint ? m_step : -1);
         if (!abandoned.empty()) {
-            spdlog::info("{} at step {}: the checkpoints and metrics of the abandoned timeline in {} moved to {}",
+            log::info("{} at step {}: the checkpoints and metrics of the abandoned timeline in {} moved to {}",
                          m_resumePath.empty() ? "started" : "resumed", m_step, m_config.out, abandoned);
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         m_tensorboard = TensorBoardWriter::forRunDir(m_config.out);
         writeClassNames();
-        spdlog::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
+        log::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
                      "{} gradient bucket(s) over {}, {} steps/epoch, {} steps in all",
                      m_config.out, m_config.model, m_data.description, m_env.worldSize, m_config.batchSize,
                      m_config.batchSize * m_env.worldSize, backend, m_device.str(), threads,
@@ -314,7 +304,7 @@ void Trainer::restoreFromCheckpoint()
     std::vector<std::string> skipped;
     m_resumePath = resolveCheckpoint(m_config.resume, &skipped);
     for (const auto& damage : skipped) {
-        spdlog::warn("{}: skipped; resuming from {}", damage, m_resumePath);
+        log::warn("{}: skipped; resuming from {}", damage, m_resumePath);
         m_startNotes += (m_startNotes.empty() ? "" : "; ") + damage + ": skipped; resuming from " + m_resumePath;
     }
     const auto header = readCheckpointHeader(m_resumePath);
@@ -330,14 +320,14 @@ void Trainer::restoreFromCheckpoint()
         // The sampler position is in batches of the old shape: convert it through samples seen.
         const auto samplesSeen = p.batchInEpoch * p.batchSize * p.worldSize;
         m_startBatch = samplesSeen / (m_config.batchSize * m_env.worldSize);
-        spdlog::warn("resuming with {} rank(s) x batch {} from a checkpoint of {} x {}: the epoch continues at batch {}, "
+        log::warn("resuming with {} rank(s) x batch {} from a checkpoint of {} x {}: the epoch continues at batch {}, "
                      "not bit-exact", m_env.worldSize, m_config.batchSize, p.worldSize, p.batchSize, m_startBatch);
     }
     if (p.seed != m_config.seed) {
-        spdlog::warn("resuming with --seed {} but the checkpoint used {}: keeping the checkpoint's seed", m_config.seed, p.seed);
+        log::warn("resuming with --seed {} but the checkpoint used {}: keeping the checkpoint's seed", m_config.seed, p.seed);
         m_config.seed = p.seed;
     }
-    spdlog::info("resumed from {} at step {} (epoch {}, batch {})", m_resumePath, m_step, m_startEpoch, m_startBatch);
+    log::info("resumed from {} at step {} (epoch {}, batch {})", m_resumePath, m_step, m_startEpoch, m_startBatch);
 }
 
 Trainer::Outcome Trainer::trainLoop()
@@ -425,11 +415,11 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
                               {wire::kKeyWallTime, wallTime}});
         }
         if (m_step % m_config.logEvery == 0 || m_step == m_totalSteps || stop) {
-            spdlog::info("metric step={} epoch={} loss={:.6f} lr={:.6g} samples_per_sec={:.1f} wall_time={:.3f}", m_step,
+            log::info("metric step={} epoch={} loss={:.6f} lr={:.6g} samples_per_sec={:.1f} wall_time={:.3f}", m_step,
                          epoch, globalLoss, lr, samplesPerSec, wallTime);
         }
     }
-    if (stop) spdlog::info("stop requested (signal {}): stopping after step {}", stopSignal(), m_step);
+    if (stop) log::info("stop requested (signal {}): stopping after step {}", stopSignal(), m_step);
     return stop;
 }
 
@@ -465,7 +455,7 @@ void Trainer::evaluate(std::int64_t epoch)
         std::vector<TensorBoardWriter::Scalar> evalScalars{{kTagValLoss, result.loss}};
         if (!std::isnan(result.accuracy)) evalScalars.push_back({kTagValAccuracy, result.accuracy});
         m_tensorboard->writeScalars(m_step, evalScalars);
-        spdlog::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
+        log::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
                      result.accuracy, static_cast<std::int64_t>(count));
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeEval}, {wire::kKeyEpoch, epoch}, {wire::kKeyStep, m_step},
@@ -489,7 +479,7 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
                                    elapsedSeconds()};
     const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer,
                                                           m_config.keepCheckpoints);
-    spdlog::info("checkpoint step={} path={}", m_step, path);
+    log::info("checkpoint step={} path={}", m_step, path);
     if (m_reporter) {
         m_reporter->send({{wire::kKeyType, wire::kTypeCheckpoint}, {wire::kKeyStep, m_step}, {wire::kKeyPath, path}});
     }
@@ -504,13 +494,13 @@ void Trainer::finish(Outcome outcome)
     }
     setPhase(Phase::Done);
     syncBuffers();
-    spdlog::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
+    log::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
     if (!isLeader()) return;
     writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
     if (m_scripted) m_scripted->saveTorchScript((fs::path(m_config.out) / "model.torchscript.pt").string());
     const std::string status = outcome == Outcome::Completed ? wire::kStatusCompleted : wire::kStatusStopped;
     writeSummary(status, "");
-    spdlog::info("done status={} steps={} loss={:.6f} val_loss={:.6f} val_accuracy={:.4f} samples_per_sec={:.1f} seconds={:.2f}",
+    log::info("done status={} steps={} loss={:.6f} val_loss={:.6f} val_accuracy={:.4f} samples_per_sec={:.1f} seconds={:.2f}",
                  status, m_step, m_lastLoss, m_lastEval.loss, m_lastEval.accuracy,
                  m_trainSamples / std::max(m_trainSeconds, 1e-9), elapsedSeconds());
     if (m_reporter) {

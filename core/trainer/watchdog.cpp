@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <spdlog/spdlog.h>
+#include "log.h"
 
 namespace ringmaster::trainer {
 
@@ -12,8 +12,8 @@ Watchdog::Watchdog(std::chrono::milliseconds limit, std::string message, int exi
     m_thread = std::thread([this, limit, message = std::move(message), exitCode] {
         std::unique_lock lock(m_mutex);
         if (m_wake.wait_for(lock, limit, [this] { return m_disarmed; })) return;
-        spdlog::error("{}", message);
-        spdlog::default_logger()->flush();
+        log::error("{}", message);
+        log::flush();
         std::fflush(nullptr);
         std::_Exit(exitCode); // the guarded thread is stuck in a call nobody can interrupt
     });

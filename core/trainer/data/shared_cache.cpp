@@ -33,8 +33,6 @@
 
 #include "shared_cache.h"
 
-#include <spdlog/spdlog.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -57,6 +55,7 @@
 
 #include "../atomic_file.h"
 #include "../errors.h"
+#include "../log.h"
 #include "cache_format.h"
 
 namespace ringmaster::trainer {
@@ -312,7 +311,7 @@ public:
         if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0) return;
         int error = errno;
         if (error == EWOULDBLOCK) {
-            spdlog::info("waiting for another process to finish building the data cache ({})", path);
+            log::info("waiting for another process to finish building the data cache ({})", path);
             while ((error = ::flock(m_fd, LOCK_EX) == 0 ? 0 : errno) == EINTR) {}
         }
         if (error != 0) {
@@ -358,14 +357,14 @@ CachedData mapOrBuildCache(const std::string& cacheDir, const std::string& finge
     try {
         return {openCache(path, fingerprint), path, false}; // another process built it while we waited
     } catch (const Unusable& unusable) {
-        if (!unusable.reason.empty()) spdlog::warn("data cache {} is unusable ({}): rebuilding it", path, unusable.reason);
+        if (!unusable.reason.empty()) log::warn("data cache {} is unusable ({}): rebuilding it", path, unusable.reason);
     }
     removeStaleTempFiles(path);
     const auto started = std::chrono::steady_clock::now();
     writeCache(path, fingerprint, build());
     try {
         CachedData cached{openCache(path, fingerprint), path, true};
-        spdlog::info("data cache {} written in {:.1f} s", path,
+        log::info("data cache {} written in {:.1f} s", path,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         return cached;
     } catch (const Unusable& unusable) {

@@ -7,9 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include <spdlog/spdlog.h>
-
 #include "../errors.h"
+#include "../log.h"
 #include "csv_table.h"
 #include "idx_folder.h"
 #include "image_folder.h"
@@ -88,7 +87,7 @@ LoadedData read(const Source& source, const DataOptions& options, const std::str
     try {
         return mapOrBuildCache(dir, dataFingerprint(source.path, key), build).data;
     } catch (const IoError& e) {
-        spdlog::warn("{}: reading {} without the data cache", oneLineMessage(e), source.path);
+        log::warn("{}: reading {} without the data cache", oneLineMessage(e), source.path);
         return build();
     }
 }
