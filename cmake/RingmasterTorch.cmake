@@ -12,7 +12,8 @@
 #        header the compiler sees is that one).
 #    The fmt that the wheel bundles is handled by the trainer's log (core/trainer/log.h).
 # Sets: RINGMASTER_TORCH_CUDA (the CUDA major.minor LibTorch was built with, empty without CUDA),
-#       RINGMASTER_TORCH_NCCL_INCLUDE_DIR and RINGMASTER_TORCH_NCCL_VERSION_CODE (CUDA wheels),
+#       RINGMASTER_TORCH_NCCL (its version), RINGMASTER_TORCH_NCCL_INCLUDE_DIR and
+#       RINGMASTER_TORCH_NCCL_VERSION_CODE (CUDA wheels),
 #       RINGMASTER_TORCH_LIBRARY_DIR (where libtorch*.so live: the trainer's run path),
 #       RINGMASTER_TORCH_EXPORTS_LIBSTDCXX (see below; ringmaster_link_torch acts on it).
 set(RINGMASTER_TORCH_PYTHON "" CACHE FILEPATH
@@ -21,6 +22,7 @@ set(RINGMASTER_TORCH_PYTHON "" CACHE FILEPATH
 set(RINGMASTER_TORCH_CUDA "")
 set(RINGMASTER_TORCH_NCCL_INCLUDE_DIR "")
 set(RINGMASTER_TORCH_NCCL_VERSION_CODE "")
+set(RINGMASTER_TORCH_NCCL "")
 
 # NCCL_VERSION_CODE as nccl.h computes it (NCCL_VERSION(X, Y, Z)): X*10000 + Y*100 + Z from 2.9 on.
 function(ringmaster_nccl_version_code version out)
@@ -116,6 +118,11 @@ if torch.version.cuda:
       "as PyPI's 2.4-2.6 wheels do), but spdlog, fmt and Ringmaster's own libraries use the C++11 ABI: the trainer "
       "would link and corrupt memory. Use torch 2.7 or newer (scripts/setup-torch.sh installs 2.11.0)")
   endif()
+  if(torch_cuda AND torch_version VERSION_LESS 2.7)
+    message(FATAL_ERROR "Ringmaster: torch ${torch_full_version} is older than the CUDA build supports (2.7: the "
+      "NCCL group's bound device, eager connect and shutdown): use torch 2.7 or newer (scripts/setup-torch.sh "
+      "installs 2.11.0)")
+  endif()
   if(torch_cuda)
     ringmaster_check_cuda_toolkit("${torch_version}" "${torch_cuda}")
     ringmaster_nccl_version_code("${torch_nccl}" expected_code)
@@ -135,6 +142,7 @@ if torch.version.cuda:
     set(RINGMASTER_TORCH_CUDA "${torch_cuda}")
     set(RINGMASTER_TORCH_NCCL_INCLUDE_DIR "${torch_nccl_include}")
     set(RINGMASTER_TORCH_NCCL_VERSION_CODE "${expected_code}")
+    set(RINGMASTER_TORCH_NCCL "${torch_nccl}")
     message(STATUS "Ringmaster: NCCL ${torch_nccl}, nccl.h from ${torch_nccl_include}")
   endif()
   set(RINGMASTER_TORCH_LIBRARY_DIR "${torch_library_dir}")

@@ -16,6 +16,7 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 
 #include "atomic_file.h"
+#include "device_setup.h"
 #include "errors.h"
 #include "zip_records.h"
 
@@ -95,6 +96,8 @@ std::int64_t readInt(torch::serialize::InputArchive& archive, const char* key)
 // The CPU generator (dropout masks on CPU): a resumed run draws the masks the straight run would have.
 // Older checkpoints lack it and resume as before.
 constexpr const char* kCpuRngKey = "rng.cpu";
+// The rank's CUDA generator (dropout masks on a GPU), in checkpoints written on a GPU.
+constexpr const char* kCudaRngKey = "rng.cuda";
 
 torch::Tensor cpuRngState()
 {
@@ -122,7 +125,7 @@ std::vector<std::string> listCheckpoints(const std::string& runDir)
 }
 
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
-                           torch::optim::Optimizer& optimizer, int keep)
+                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep)
 {
     const fs::path dir = fs::path(runDir) / "checkpoints";
     createCheckpointFolder(dir);
@@ -145,6 +148,7 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     archive.write("meta.batch_size", c10::IValue(p.batchSize));
     archive.write("meta.wall_time", c10::IValue(p.wallTime));
     archive.write(kCpuRngKey, cpuRngState());
+    if (const auto deviceState = deviceRngState(device); deviceState.defined()) archive.write(kCudaRngKey, deviceState);
 
     const std::string path = (dir / checkpointName(p.step)).string();
     {
@@ -252,6 +256,8 @@ void loadCheckpointState(const std::string& path, torch::nn::Module& model, torc
         std::lock_guard<std::mutex> lock(generator.mutex());
         generator.set_state(rng.cpu());
     }
+    torch::Tensor deviceRng;
+    if (archive.try_read(kCudaRngKey, deviceRng)) setDeviceRngState(device, deviceRng);
 }
 
 void verifyCheckpoint(const std::string& path)

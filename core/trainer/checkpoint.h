@@ -3,7 +3,7 @@
 // (atomic_file.h: temp file, checked fsync and rename): a crash or a full disk mid-write never damages
 // the previous checkpoint and leaves no temp file. A run directory holds one timeline: resuming from an
 // older checkpoint moves the later ones aside (abandonCheckpointsAfter). They also hold the CPU random
-// generator, so dropout draws the same masks after a resume.
+// generator and, written on a GPU, the rank's CUDA generator, so dropout draws the same masks after a resume.
 
 #include <cstdint>
 #include <string>
@@ -33,12 +33,13 @@ struct CheckpointHeader
 
 inline constexpr const char* kAbandonedPrefix = "abandoned-";
 
-// Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep`.
+// Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep`; `device` is the rank's
+// (its CUDA generator is kept).
 // Returns the path written. Throws IoError (path and reason) when it cannot be written; the older
 // checkpoints are then untouched. RUN_DIR must exist: a run directory deleted mid-run is an IoError
 // naming RUN_DIR/checkpoints, never recreated.
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
-                           torch::optim::Optimizer& optimizer, int keep);
+                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep);
 
 // Reads only the header (model name, optimizer, position). Throws UsageError if unreadable.
 CheckpointHeader readCheckpointHeader(const std::string& path);

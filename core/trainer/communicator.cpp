@@ -19,6 +19,7 @@ static_assert(NCCL_VERSION_CODE == RINGMASTER_EXPECTED_NCCL_VERSION_CODE,
 #endif
 
 #include "errors.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -92,14 +93,39 @@ Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& option
         m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(m_store, m_rank, m_worldSize, glooOptions);
     } else {
 #ifdef RINGMASTER_HAVE_NCCL
+        // How an NCCL failure ends, set before the group reads it (a value the user set wins). 2 (CleanUpOnly):
+        // on a collective timeout or a peer's failure the watchdog aborts the communicators and the next wait()
+        // throws, which this rank reports in one line before it exits; the default, 3, ends the process from the
+        // watchdog thread with SIGABRT and C++ stack frames.
+        ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", /*overwrite=*/0);
+        ::setenv("TORCH_NCCL_LOG_CPP_STACK_ON_UNCLEAN_SHUTDOWN", "0", /*overwrite=*/0);
         auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
         ncclOptions->timeout = options.collectiveTimeout;
-        m_group = c10::make_intrusive<c10d::ProcessGroupNCCL>(m_store, m_rank, m_worldSize, ncclOptions);
+        auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(m_store, m_rank, m_worldSize, ncclOptions);
+        // Bound to this rank's device and connected now: no collective guesses the device (rank % GPUs, wrong
+        // when each rank sees only its own GPU), and a peer that cannot connect fails the start, not step 1.
+        nccl->setBoundDeviceId(options.device);
+        nccl->eagerConnectSingleDevice(options.device);
+        m_group = nccl;
 #endif
     }
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator()
+{
+    close(false);
+}
+
+void Communicator::close(bool clean)
+{
+    if (m_closed || !m_group) return;
+    m_closed = true;
+    try {
+        compat::closeGroup(*m_group, clean);
+    } catch (const std::exception& e) {
+        log::debug("closing the {} group: {}", m_backend, oneLineMessage(e));
+    }
+}
 
 c10::intrusive_ptr<c10d::Work> Communicator::allreduceSumAsync(torch::Tensor& tensor)
 {

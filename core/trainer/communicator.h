@@ -22,6 +22,7 @@ struct CommunicatorOptions
     std::chrono::milliseconds rendezvousTimeout{300000};
     std::chrono::milliseconds collectiveTimeout{300000};
     bool forceGroup = false; // a process group even for a world of one
+    torch::Device device{torch::kCPU}; // the rank's device: NCCL's group is bound to it
 };
 
 class Communicator
@@ -50,6 +51,10 @@ public:
     // Copies rank 0's buffers only (batch-norm statistics), as DDP's broadcast_buffers before a forward.
     void broadcastBuffersFromRankZero(torch::nn::Module& module);
     void barrier();
+    // Ends the group: `clean` (every rank finished) shuts NCCL down after its pending work, otherwise its
+    // communicators are aborted, so a dead peer cannot hold this rank at exit. Idempotent; the destructor
+    // aborts a group nobody closed.
+    void close(bool clean);
 
 private:
     void broadcastInPlace(const std::vector<torch::Tensor>& tensors);
@@ -61,6 +66,7 @@ private:
     std::string m_backend;
     c10::intrusive_ptr<c10d::Store> m_store;
     c10::intrusive_ptr<compat::CollectiveBackend> m_group;
+    bool m_closed = false;
 };
 
 // Waits and turns a backend failure (peer died, timeout) into one clear error.

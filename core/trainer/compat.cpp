@@ -29,4 +29,15 @@ void zeroGrad(torch::optim::Optimizer& optimizer)
 #endif
 }
 
+void closeGroup(CollectiveBackend& group, bool clean)
+{
+#if TORCH_VERSION_MAJOR >= 2
+    if (clean) group.shutdown();
+    else group.abort();
+#else
+    (void)group;
+    (void)clean;
+#endif
+}
+
 } // namespace ringmaster::compat

@@ -27,4 +27,9 @@ c10d::TCPStoreOptions makeStoreOptions(std::uint16_t port, bool isServer, int wo
 // gradient after its all-reduce, so dropping them is correct on both and saves a memset.
 void zeroGrad(torch::optim::Optimizer& optimizer);
 
+// Ends a process group: shutdown (after pending work) when `clean`, else abort. 2.x backends have both
+// (NCCL warns at exit about a group never shut down, and abort frees a rank whose peer died); 1.13's
+// CPU-only groups need neither.
+void closeGroup(CollectiveBackend& group, bool clean);
+
 } // namespace ringmaster::compat

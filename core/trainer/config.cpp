@@ -117,6 +117,8 @@ const std::map<std::string, Setter>& setters()
          }},
         {"drop-last", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.dropLast = toBool(f, v); }},
         {"log-every", intField(&TrainerConfig::logEvery)},
+        {"data-placement", stringField(&TrainerConfig::dataPlacement)},
+        {"deterministic", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.deterministic = toBool(f, v); }},
         {"force-collectives", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.forceCollectives = toBool(f, v); }},
         {"rendezvous-timeout", doubleField(&TrainerConfig::rendezvousTimeoutSec)},
         {"collective-timeout", doubleField(&TrainerConfig::collectiveTimeoutSec)},
@@ -180,6 +182,10 @@ std::string trainerUsage()
            "       --find-unused-parameters true|false   average parameters a step left without a gradient\n"
            "                                  as zeros, as PyTorch DDP (default false: such a step is an error)\n"
            "       --rendezvous-timeout SEC  --collective-timeout SEC  --synthetic-samples N\n"
+           "       --data-placement auto|device|host   on a GPU, where the compact data lives (auto: on the GPU\n"
+           "                                  when it takes at most a quarter of its free memory); ignored on cpu\n"
+           "       --deterministic true|false   deterministic kernels only (cuDNN without benchmarking, cuBLAS's\n"
+           "                                  fixed workspace; an operation without one is an error); default false\n"
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
            "       --validate-only   check the flags, job file, dataset headers and that --batch-size fits a\n"
@@ -294,6 +300,7 @@ void validateConfig(const TrainerConfig& c)
     requireOneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
     requireOneOf("lr-schedule", c.lrSchedule, {"constant", "step", "cosine"});
     requireOneOf("device", c.device, {"cpu", "cuda"});
+    requireOneOf("data-placement", c.dataPlacement, {"auto", "device", "host"});
     if (!c.backend.empty()) requireOneOf("backend", c.backend, {"gloo", "nccl"});
     requireOneOf("local-allreduce", c.localAllreduce, {"shm", "gloo"});
     if (c.epochs < 1) throw UsageError("--epochs: must be >= 1, got " + std::to_string(c.epochs));

@@ -49,6 +49,8 @@ struct TrainerConfig
     std::int64_t syntheticSamples = 4096;   // size of the synthetic regression set
     bool validateOnly = false;              // check flags, job file, data, model and checkpoint, then exit
     bool probe = false;                     // --validate-only that prints one JSON line describing data and model
+    std::string dataPlacement = "auto";     // auto | device | host: where the compact data lives on a GPU run
+    bool deterministic = false;             // deterministic kernels only (cuDNN, cuBLAS, ATen); see device_setup.h
     bool forceCollectives = false;          // process group and all-reduces even with one rank (backend checks)
 };
 

@@ -13,6 +13,7 @@
 #include "checkpoint.h"
 #include "communicator.h"
 #include "compat.h"
+#include "device_setup.h"
 #include "errors.h"
 #include "grad_sync.h"
 #include "hash64.h"
@@ -156,9 +157,11 @@ int Trainer::run()
         setUp();
         finish(trainLoop());
         m_communicator->barrier();
+        m_communicator->close(/*clean=*/true);
         return kExitOk;
     } catch (const std::exception& e) {
         const std::string message = oneLineMessage(e);
+        if (m_communicator) m_communicator->close(/*clean=*/false);
         if (isLeader() && m_recorder) {
             try {
                 writeSummary(wire::kStatusFailed, message);
@@ -183,19 +186,11 @@ void Trainer::setUp()
     const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
     at::set_num_threads(threads);
 
-    if (m_config.device == "cuda") {
-        if (!torch::cuda::is_available()) {
-            throw UsageError("--device cuda: no CUDA device is visible (no GPU, no driver, or a CPU-only LibTorch); "
-                             "use --device cpu");
-        }
-        const auto count = static_cast<int>(torch::cuda::device_count());
-        if (m_env.localRank >= count) {
-            throw UsageError("LOCAL_RANK " + std::to_string(m_env.localRank) + " needs GPU index " +
-                             std::to_string(m_env.localRank) + " but only " + std::to_string(count) +
-                             " are visible (check CUDA_VISIBLE_DEVICES)");
-        }
-        m_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(m_env.localRank));
-    }
+    // Before the first CUDA call: deterministic cuBLAS needs its workspace chosen before its first handle.
+    if (m_config.deterministic) useDeterministicAlgorithms();
+    std::string deviceNote;
+    m_device = selectDevice(m_config.device, m_env, &deviceNote);
+    if (!deviceNote.empty()) log::info("device {}: {}", m_device.str(), deviceNote);
     const std::string backend = !m_config.backend.empty() ? m_config.backend : (m_config.device == "cuda" ? "nccl" : "gloo");
     m_config.backend = backend;
 
@@ -203,8 +198,7 @@ void Trainer::setUp()
     PreparedData prepared = prepareData(m_config);
     m_data = std::move(prepared.data);
     m_loss = prepared.loss;
-    // The compact data (uint8 images) lives on the GPU, so a batch never crosses PCIe.
-    if (m_device.is_cuda()) m_data.to(m_device);
+    placeData();
     const auto shardSize = requireBatchFitsShard(m_config, m_data.train.size(), m_env.worldSize);
     m_stepsPerEpoch = (shardSize + m_config.batchSize - 1) / m_config.batchSize;
     m_totalSteps = m_stepsPerEpoch * m_config.epochs;
@@ -226,6 +220,7 @@ void Trainer::setUp()
     CommunicatorOptions options;
     options.backend = backend;
     options.forceGroup = m_config.forceCollectives;
+    options.device = m_device;
     options.rendezvousTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.rendezvousTimeoutSec * 1000));
     options.collectiveTimeout = std::chrono::milliseconds(static_cast<std::int64_t>(m_config.collectiveTimeoutSec * 1000));
     {
@@ -279,6 +274,22 @@ void Trainer::setUp()
                               {wire::kKeyResumedFromStep, m_step}, {wire::kKeyMessage, m_startNotes}});
         }
     }
+}
+
+void Trainer::placeData()
+{
+    // On a GPU the compact data (uint8 images) lives there when it fits (--data-placement auto: at most a
+    // quarter of the free memory), so no batch crosses PCIe; otherwise batches stream from host memory.
+    bool resident = true;
+    if (m_device.is_cuda()) {
+        const auto bytes = m_data.compactBytes();
+        const auto free = freeDeviceMemory(m_device);
+        resident = m_config.dataPlacement == "device" || (m_config.dataPlacement == "auto" && bytes <= free / 4);
+        log::info("data: {:.1f} MB {}", static_cast<double>(bytes) / kBytesPerMb,
+                  resident ? "on " + m_device.str()
+                           : std::string("in host memory; each batch goes to the GPU pinned and without blocking"));
+    }
+    m_data.placeOn(m_device, resident);
 }
 
 void Trainer::requireSameModelOnEveryRank()
@@ -335,7 +346,7 @@ Trainer::Outcome Trainer::trainLoop()
     DistributedSampler sampler(m_data.train.size(), m_env.worldSize, m_env.rank, true, m_config.seed, m_config.dropLast);
     for (std::int64_t epoch = m_startEpoch; epoch < m_config.epochs && m_step < m_totalSteps; ++epoch) {
         sampler.setEpoch(epoch);
-        const auto indices = sampler.indices().to(m_device);
+        const auto indices = sampler.indices().to(m_data.dataDevice());
         const std::int64_t first = epoch == m_startEpoch ? m_startBatch : 0;
         for (std::int64_t batch = first; batch < m_stepsPerEpoch && m_step < m_totalSteps; ++batch) {
             const auto begin = batch * m_config.batchSize;
@@ -371,7 +382,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     const auto stepStart = std::chrono::steady_clock::now();
     setPhase(Phase::Train);
     const auto inputs = batchInputs(m_data.train, batchIndices);
-    const auto targets = m_data.train.targetsAt(batchIndices);
+    const auto targets = m_data.batchTargetsAt(m_data.train, batchIndices);
 
     const double lr = m_schedule.at(m_step);
     setLearningRate(*m_optimizer, lr);
@@ -430,12 +441,12 @@ void Trainer::evaluate(std::int64_t epoch)
     syncBuffers(); // every rank evaluates, and rank 0 saves, rank 0's batch-norm statistics
     torch::NoGradGuard noGrad;
     m_model->eval();
-    const auto shard = evaluationShard(m_data.val.size(), m_env.worldSize, m_env.rank).to(m_device);
+    const auto shard = evaluationShard(m_data.val.size(), m_env.worldSize, m_env.rank).to(m_data.dataDevice());
     auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kFloat64).device(m_device));
     for (std::int64_t begin = 0; begin < shard.size(0); begin += m_config.evalBatchSize) {
         const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
         const auto inputs = batchInputs(m_data.val, indices);
-        const auto targets = m_data.val.targetsAt(indices);
+        const auto targets = m_data.batchTargetsAt(m_data.val, indices);
         const auto output = m_model->forward(inputs);
         totals[0] += lossOf(m_loss, output, targets, true).to(torch::kFloat64);
         if (hasAccuracy(m_loss)) totals[1] += correctCount(m_loss, output, targets).to(torch::kFloat64);
@@ -477,7 +488,7 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
     header.optimizer = m_config.optimizer;
     header.position = LoopPosition{m_step, epoch, batchInEpoch, m_config.seed, m_env.worldSize, m_config.batchSize,
                                    elapsedSeconds()};
-    const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer,
+    const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer, m_device,
                                                           m_config.keepCheckpoints);
     log::info("checkpoint step={} path={}", m_step, path);
     if (m_reporter) {

@@ -63,6 +63,7 @@ private:
     // Loss and accuracy over the whole validation set, across ranks; kept in m_lastEval. No-op without one.
     void evaluate(std::int64_t epoch);
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
+    void placeData();
     void finish(Outcome outcome);
     void writeSummary(const std::string& status, const std::string& message);
     torch::Tensor batchInputs(const DataSplit& split, const torch::Tensor& indices) const;

@@ -3,6 +3,7 @@
 //   ringmaster-dist-env-probe hosts LIST   every host of a Slurm host list, one per line
 //   ringmaster-dist-env-probe first LIST   the first host only
 //   ringmaster-dist-env-probe tasks TEXT   a tasks-per-node list ("2(x3),1"), counts separated by spaces
+//   ringmaster-dist-env-probe device N     the CUDA device this rank would select when it sees N devices
 // Errors print one line on stderr and exit 2, as the trainer does.
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda_device.h"
 #include "dist_env.h"
 #include "errors.h"
 #include "slurm_hostlist.h"
@@ -19,8 +21,8 @@ namespace rt = ringmaster::trainer;
 int main(int argc, char** argv)
 {
     const std::string mode = argc >= 2 ? argv[1] : "";
-    if (!((mode == "env" && argc == 2) || ((mode == "hosts" || mode == "first" || mode == "tasks") && argc == 3))) {
-        std::fprintf(stderr, "usage: %s env | hosts LIST | first LIST | tasks TEXT\n", argv[0]);
+    if (!((mode == "env" && argc == 2) || ((mode == "hosts" || mode == "first" || mode == "tasks" || mode == "device") && argc == 3))) {
+        std::fprintf(stderr, "usage: %s env | hosts LIST | first LIST | tasks TEXT | device N\n", argv[0]);
         return 2;
     }
     try {
@@ -37,6 +39,10 @@ int main(int argc, char** argv)
                       << "\n";
         } else if (mode == "hosts") {
             for (const auto& host : rt::slurm::expandHostlist(argv[2])) std::cout << host << "\n";
+        } else if (mode == "device") {
+            const auto choice = rt::chooseCudaDevice(rt::readDistEnv(), std::stoi(argv[2]));
+            if (!choice.error.empty()) throw rt::UsageError(choice.error);
+            std::cout << choice.index << "\n";
         } else if (mode == "first") {
             std::cout << rt::slurm::firstHost(argv[2]) << "\n";
         } else {

@@ -223,32 +223,58 @@ std::int64_t DataSplit::size() const
     return inputs.defined() ? inputs.size(0) : 0;
 }
 
-torch::Tensor DataSplit::targetsAt(const torch::Tensor& indices) const
+namespace {
+
+torch::Tensor gather(const torch::Tensor& source, const torch::Tensor& rows, bool pinned)
 {
-    return targets.index_select(0, rows.defined() ? rows.index_select(0, indices) : indices);
+    if (!pinned) return source.index_select(0, rows);
+    auto sizes = source.sizes().vec();
+    sizes[0] = rows.size(0);
+    auto out = torch::empty(sizes, source.options().pinned_memory(true));
+    return torch::index_select_out(out, source, 0, rows);
 }
 
-torch::Tensor DataSplit::rawInputsAt(const torch::Tensor& indices) const
+torch::Tensor perChannel(const std::vector<double>& values, std::int64_t dims, const torch::Device& device)
 {
-    return inputs.index_select(0, rows.defined() ? rows.index_select(0, indices) : indices);
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(dims), 1);
+    shape[1] = static_cast<std::int64_t>(values.size());
+    const auto options = torch::TensorOptions().dtype(torch::kFloat32);
+    return torch::tensor(std::vector<float>(values.begin(), values.end()), options).view(shape).to(device);
+}
+
+} // namespace
+
+torch::Tensor DataSplit::targetsAt(const torch::Tensor& indices, bool pinned) const
+{
+    return gather(targets, rows.defined() ? rows.index_select(0, indices) : indices, pinned);
+}
+
+torch::Tensor DataSplit::rawInputsAt(const torch::Tensor& indices, bool pinned) const
+{
+    return gather(inputs, rows.defined() ? rows.index_select(0, indices) : indices, pinned);
 }
 
 torch::Tensor TrainingData::inputsAt(const DataSplit& split, const torch::Tensor& indices) const
 {
-    // index_select copies, so the in-place steps below never touch the (possibly shared) source.
-    auto x = split.rawInputsAt(indices).to(torch::kFloat32);
+    // gather copies, so the in-place steps below never touch the (possibly shared) source.
+    auto x = split.rawInputsAt(indices, streamsToDevice());
+    if (streamsToDevice()) x = x.to(m_batchDevice, /*non_blocking=*/true);
+    x = x.to(torch::kFloat32);
     if (scaleToUnit) x.div_(255.0);
     if (mean.size() == 1) {
         x.sub_(mean[0]).div_(std[0]);
     } else if (!mean.empty()) {
-        std::vector<std::int64_t> shape(static_cast<std::size_t>(x.dim()), 1);
-        shape[1] = static_cast<std::int64_t>(mean.size());
-        const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(x.device());
-        const auto m = torch::tensor(std::vector<float>(mean.begin(), mean.end()), options).view(shape);
-        const auto s = torch::tensor(std::vector<float>(std.begin(), std.end()), options).view(shape);
-        x.sub_(m).div_(s);
+        const bool ready = m_meanTensor.defined() && m_meanTensor.dim() == x.dim() && m_meanTensor.device() == x.device();
+        x.sub_(ready ? m_meanTensor : perChannel(mean, x.dim(), x.device()))
+            .div_(ready ? m_stdTensor : perChannel(std, x.dim(), x.device()));
     }
     return x;
+}
+
+torch::Tensor TrainingData::batchTargetsAt(const DataSplit& split, const torch::Tensor& indices) const
+{
+    auto y = split.targetsAt(indices, streamsToDevice());
+    return streamsToDevice() ? y.to(m_batchDevice, /*non_blocking=*/true) : y;
 }
 
 void TrainingData::targetsToFloat()
@@ -261,20 +287,43 @@ void TrainingData::targetsToFloat()
     classCount = 0;
 }
 
-void TrainingData::to(const torch::Device& device)
+void TrainingData::placeOn(const torch::Device& device, bool resident)
 {
-    // A held-out split shares the training split's tensors: they move once, not twice.
-    const bool sharedInputs = val.inputs.defined() && val.inputs.is_same(train.inputs);
-    const bool sharedTargets = val.targets.defined() && val.targets.is_same(train.targets);
-    auto move = [&](torch::Tensor& tensor) {
-        if (tensor.defined()) tensor = tensor.to(device);
-    };
-    move(train.inputs);
-    move(train.targets);
-    move(train.rows);
-    if (sharedInputs) val.inputs = train.inputs; else move(val.inputs);
-    if (sharedTargets) val.targets = train.targets; else move(val.targets);
-    move(val.rows);
+    m_batchDevice = device;
+    if (resident && device != dataDevice()) {
+        // A held-out split shares the training split's tensors: they move once, not twice.
+        const bool sharedInputs = val.inputs.defined() && val.inputs.is_same(train.inputs);
+        const bool sharedTargets = val.targets.defined() && val.targets.is_same(train.targets);
+        auto move = [&](torch::Tensor& tensor) {
+            if (tensor.defined()) tensor = tensor.to(device);
+        };
+        move(train.inputs);
+        move(train.targets);
+        move(train.rows);
+        if (sharedInputs) val.inputs = train.inputs; else move(val.inputs);
+        if (sharedTargets) val.targets = train.targets; else move(val.targets);
+        move(val.rows);
+    }
+    if (mean.size() > 1 && train.inputs.defined()) {
+        m_meanTensor = perChannel(mean, train.inputs.dim(), device);
+        m_stdTensor = perChannel(std, train.inputs.dim(), device);
+    }
+}
+
+torch::Device TrainingData::dataDevice() const
+{
+    return train.inputs.defined() ? train.inputs.device() : torch::Device(torch::kCPU);
+}
+
+std::int64_t TrainingData::compactBytes() const
+{
+    std::int64_t bytes = 0;
+    for (const auto* tensor : {&train.inputs, &train.targets, &val.inputs, &val.targets}) {
+        if (tensor->defined()) bytes += static_cast<std::int64_t>(tensor->nbytes());
+    }
+    if (val.inputs.defined() && val.inputs.is_same(train.inputs)) bytes -= static_cast<std::int64_t>(val.inputs.nbytes());
+    if (val.targets.defined() && val.targets.is_same(train.targets)) bytes -= static_cast<std::int64_t>(val.targets.nbytes());
+    return bytes;
 }
 
 ImageSize parseImageSize(const std::string& text)

@@ -38,8 +38,9 @@ struct DataSplit
     torch::Tensor targets; // int64 [N] classes or float32 [N, K]
     torch::Tensor rows;    // int64 indices into inputs/targets; undefined: every row
     std::int64_t size() const;
-    torch::Tensor targetsAt(const torch::Tensor& indices) const;
-    torch::Tensor rawInputsAt(const torch::Tensor& indices) const;
+    // `pinned`: gathered straight into page-locked host memory, ready for a non-blocking copy to a GPU.
+    torch::Tensor targetsAt(const torch::Tensor& indices, bool pinned = false) const;
+    torch::Tensor rawInputsAt(const torch::Tensor& indices, bool pinned = false) const;
 };
 
 struct TrainingData
@@ -57,12 +58,25 @@ struct TrainingData
     std::string normalization = "none"; // how mean/std were chosen: documented | computed | given | none
     std::string description;
 
-    // Float32 inputs for these indices of `split`, transformed as above.
+    // Float32 inputs for these indices of `split`, transformed as above, on the batch device. Indices live
+    // where the data does (dataDevice()). Data held on the host for a GPU: each batch is gathered into pinned
+    // memory in its compact type, copied once without blocking, and converted and standardised on the GPU.
     torch::Tensor inputsAt(const DataSplit& split, const torch::Tensor& indices) const;
+    // The targets of these indices, on the batch device.
+    torch::Tensor batchTargetsAt(const DataSplit& split, const torch::Tensor& indices) const;
     // Targets as the loss wants them: CE int64 [B]; MSE/BCE float32 [B, K].
     void targetsToFloat();
-    // Moves every tensor to `device` (the GPU holds the compact data; a batch never crosses PCIe).
-    void to(const torch::Device& device);
+    // Batches are computed on `device`; `resident`: the compact data moves there too (no batch crosses
+    // PCIe), else it stays in host memory. The standardisation constants are made there once.
+    void placeOn(const torch::Device& device, bool resident);
+    torch::Device dataDevice() const;
+    torch::Device batchDevice() const { return m_batchDevice; }
+    std::int64_t compactBytes() const; // what placeOn(..., true) would move
+
+private:
+    bool streamsToDevice() const { return m_batchDevice.is_cuda() && !dataDevice().is_cuda(); }
+    torch::Device m_batchDevice{torch::kCPU};
+    torch::Tensor m_meanTensor, m_stdTensor; // per channel, [1, C, 1, ...], on the batch device
 };
 
 // Reads and checks everything; throws UsageError with one line naming the flag, the file and the problem.

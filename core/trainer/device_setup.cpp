@@ -1,0 +1,90 @@
+#include "device_setup.h"
+
+#include <cstdlib>
+
+#ifdef RINGMASTER_HAVE_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include "cuda_device.h"
+#include "errors.h"
+
+namespace ringmaster::trainer {
+
+torch::Device selectDevice(const std::string& device, const DistEnv& env, std::string* note)
+{
+    if (device != "cuda") return torch::kCPU;
+#ifdef RINGMASTER_HAVE_CUDA
+    const int visible = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+    const CudaDeviceChoice choice = chooseCudaDevice(env, visible);
+    if (!choice.error.empty()) throw UsageError(choice.error);
+    const auto index = static_cast<c10::DeviceIndex>(choice.index);
+    c10::cuda::set_device(index);
+    if (note) *note = choice.reason;
+    return {torch::kCUDA, index};
+#else
+    (void)env;
+    (void)note;
+    throw UsageError("--device cuda: this ringmaster-trainer was built against a LibTorch without CUDA; build a GPU "
+                     "trainer against your CUDA PyTorch (scripts/build-trainer.sh --python PATH), or use --device cpu");
+#endif
+}
+
+void useDeterministicAlgorithms()
+{
+    // cuBLAS is deterministic only with a fixed workspace, chosen before its first handle exists; a value the
+    // user set wins.
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    auto& context = at::globalContext();
+    context.setDeterministicAlgorithms(true, /*warn_only=*/false);
+    context.setDeterministicCuDNN(true);
+    context.setBenchmarkCuDNN(false);
+}
+
+std::int64_t freeDeviceMemory(const torch::Device& device)
+{
+#ifdef RINGMASTER_HAVE_CUDA
+    if (device.is_cuda()) {
+        const c10::cuda::CUDAGuard guard(device.index());
+        std::size_t free = 0;
+        std::size_t total = 0;
+        if (cudaMemGetInfo(&free, &total) == cudaSuccess) return static_cast<std::int64_t>(free);
+    }
+#else
+    (void)device;
+#endif
+    return 0;
+}
+
+torch::Tensor deviceRngState(const torch::Device& device)
+{
+#ifdef RINGMASTER_HAVE_CUDA
+    if (device.is_cuda()) {
+        auto generator = at::cuda::detail::getDefaultCUDAGenerator(device.index());
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        return generator.get_state();
+    }
+#else
+    (void)device;
+#endif
+    return {};
+}
+
+void setDeviceRngState(const torch::Device& device, const torch::Tensor& state)
+{
+#ifdef RINGMASTER_HAVE_CUDA
+    if (device.is_cuda() && state.defined()) {
+        auto generator = at::cuda::detail::getDefaultCUDAGenerator(device.index());
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(state.cpu());
+    }
+#else
+    (void)device;
+    (void)state;
+#endif
+}
+
+} // namespace ringmaster::trainer

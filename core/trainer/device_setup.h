@@ -1,0 +1,36 @@
+#pragma once
+// What a rank does to its device before anything else exists there, and the device's own state that a
+// checkpoint keeps. The CUDA parts compile only where LibTorch has CUDA (RINGMASTER_HAVE_CUDA); the CPU
+// build keeps the same calls, which then do what a CPU needs (nothing, or one clear error).
+//  - selectDevice: the rank's CUDA device (cuda_device.h decides which), made current before any tensor,
+//    stream or NCCL communicator is created, so no rank opens a context on GPU 0 (pytorch#135279).
+//  - useDeterministicAlgorithms: --deterministic true: deterministic kernels only (an operation without
+//    one is an error), cuDNN deterministic and not benchmarking, cuBLAS's fixed workspace.
+//  - deviceRngState / setDeviceRngState: the CUDA generator of the rank's device (dropout masks on a GPU).
+
+#include <cstdint>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "dist_env.h"
+
+namespace ringmaster::trainer {
+
+// "cpu", or the rank's CUDA device, made current. Throws UsageError (no GPU visible, a CPU-only build,
+// fewer GPUs than local ranks). `note` receives how the device was chosen, for the log.
+torch::Device selectDevice(const std::string& device, const DistEnv& env, std::string* note);
+
+// Must run before the first CUDA call that creates a cuBLAS handle (it sets CUBLAS_WORKSPACE_CONFIG).
+void useDeterministicAlgorithms();
+
+// Free memory of a CUDA device in bytes (0 for the CPU).
+std::int64_t freeDeviceMemory(const torch::Device& device);
+
+// The generator state of a CUDA device; an undefined tensor for the CPU (whose generator checkpoint.cpp
+// keeps on its own).
+torch::Tensor deviceRngState(const torch::Device& device);
+// Restores it onto `device`. A CPU rank ignores a CUDA state (a run may resume on other hardware).
+void setDeviceRngState(const torch::Device& device, const torch::Tensor& state);
+
+} // namespace ringmaster::trainer
