@@ -32,6 +32,8 @@ packages=(
   desktop-file-utils libxml2-utils shared-mime-info libglib2.0-bin
   # The Debian package (scripts/package.sh): manual pages from --help, lintian, AppStream metainfo check.
   help2man lintian appstream
+  # The CUDA build's isolated Python environment (scripts/setup-torch.sh).
+  python3-venv
   # Tests: the data-reader test writes PNG and JPEG images with PIL.
   python3-pil
   # Tests: a one-node Slurm (scripts/slurm-local.sh) for the srun and --slurm tests.

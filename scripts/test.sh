@@ -3,13 +3,19 @@
 #   scripts/test.sh [CTEST_ARGUMENTS...]
 # 1. scripts/setup.sh, then scripts/build.sh (a first configure here keeps line tables only, -g1: a quarter
 #    less compile time than -g, and the -dbgsym package still maps addresses to lines).
-# 2. In the background, at the lowest CPU and I/O priority, scripts/checks.sh: the AddressSanitizer+UBSan build
+# 2. The CUDA build: scripts/setup-torch.sh (PyTorch's torch 2.11.0+cu130 wheel and the test needs, pinned, in
+#    .torch-env), then scripts/build-trainer.sh against it into build-cuda/ with the trainer's tests (the
+#    command a GPU user runs; there is no GPU here, so it is compiled, linked and tested on the CPU).
+# 3. In the background, at the lowest CPU and I/O priority, scripts/checks.sh: the AddressSanitizer+UBSan build
 #    with its unit tests and a 2-rank run, every libFuzzer target for RINGMASTER_FUZZ_SECONDS (default 30) s,
 #    and the ThreadSanitizer build with its stage. The test suite keeps about one of the two cores busy (its
-#    runs wait on sockets, processes and Slurm), so these use the other one. Its log: BUILD/checks.log.
-# 3. ctest on the main build, one test at a time (each end-to-end test runs 2 trainer ranks); then it waits
+#    runs wait on sockets, processes and Slurm), so these use the other. Its log: BUILD/checks.log.
+# 4. ctest on the main build, one test at a time (each end-to-end test runs 2 trainer ranks; the launcher's
+#    and the app's runs of the CUDA trainer find it through RINGMASTER_CUDA_TRAINER), then ctest on
+#    build-cuda (the trainer suite against the CUDA build, torch 2.11 as the Python reference); then it waits
 #    for the checks and prints their summary (the log's last 150 lines when one failed).
-# RINGMASTER_CHECKS=0 skips step 2. The exit status is non-zero when a test or a check failed.
+# RINGMASTER_CHECKS=0 skips step 3, RINGMASTER_CUDA_BUILD=0 step 2 and build-cuda's tests. The exit status is
+# non-zero when a test or a check failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${RINGMASTER_BUILD_DIR:-$here/build}
@@ -28,7 +34,27 @@ if [ "${RINGMASTER_CHECKS:-1}" != 0 ]; then
 fi
 
 status=0
+cuda_build=${RINGMASTER_CUDA_BUILD_DIR:-$here/build-cuda}
+cuda=${RINGMASTER_CUDA_BUILD:-1}
+if [ "$cuda" != 0 ]; then
+  # A failed CUDA set-up or build fails the run, after the main suite and the checks have run.
+  if "$here/scripts/setup-torch.sh" &&
+     "$here/scripts/build-trainer.sh" --python "${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python" \
+       --build-dir "$cuda_build" --with-tests --no-install; then
+    export RINGMASTER_CUDA_TRAINER=$cuda_build/app/ringmaster-trainer
+  else
+    echo "test: the CUDA build failed; its tests are not run"
+    status=1
+    cuda=0
+  fi
+fi
+cuda_built=$(date +%s)
+
 (cd "$build" && ctest --output-on-failure --timeout 900 "$@") || status=$?
+if [ "$cuda" != 0 ]; then
+  echo "test: the trainer suite against the CUDA build ($cuda_build)"
+  (cd "$cuda_build" && ctest --output-on-failure --timeout 900 "$@") || status=$?
+fi
 tested=$(date +%s)
 
 checks=skipped
@@ -44,5 +70,5 @@ if [ -n "$checks_pid" ]; then
   fi
   checks="$(( $(date +%s) - tested )) s more after the tests"
 fi
-echo "set-up and build: $((built - start)) s; tests: $((tested - built)) s; checks: $checks; total $(( $(date +%s) - start )) s"
+echo "set-up and build: $((built - start)) s; CUDA set-up and build: $((cuda_built - built)) s; tests: $((tested - cuda_built)) s; checks: $checks; total $(( $(date +%s) - start )) s"
 exit $status

@@ -23,6 +23,7 @@
 #include "app_settings.h"
 #include "eval_table.h"
 #include "gpu_panel.h"
+#include "trainer_note.h"
 #include "job_file_dialog.h"
 #include "job_form.h"
 #include "log_panel.h"
@@ -86,6 +87,10 @@ MainWindow::MainWindow(QWidget* parent)
     m_devicesNote->setStyleSheet(QStringLiteral("color: #455a64;"));
     m_devicesNote->setVisible(false);
     leftLayout->addWidget(m_devicesNote);
+    m_trainerNote = new TrainerNote(left);
+    m_trainerNote->setGpusPresent(m_gpuPanel->hasGpus());
+    connect(m_trainerNote, &TrainerNote::changed, this, [this] { updateActions(); });
+    leftLayout->addWidget(m_trainerNote);
     leftLayout->addWidget(m_gpuPanel);
     leftLayout->addWidget(m_jobForm, 1);
     auto* scroll = new QScrollArea(this);
@@ -458,8 +463,12 @@ void MainWindow::updateActions()
     const bool checking = isCheckingStart();
     const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
     const bool valid = m_jobForm->isValid();
-    m_start->setEnabled(!active && !checking && valid);
+    // GPUs here and a trainer without CUDA: a GPU job cannot run (the note says why and how to fix it).
+    const bool noGpuTrainer = m_trainerNote->blocksGpuRuns() && !m_jobForm->isSlurm() && !m_jobForm->isScript() &&
+                              m_gpuPanel->device() == QLatin1String("cuda");
+    m_start->setEnabled(!active && !checking && valid && !noGpuTrainer);
     if (checking) m_start->setToolTip(tr("Checking the job (ringmaster-trainer --validate-only)…"));
+    else if (noGpuTrainer) m_start->setToolTip(m_trainerNote->gpuProblem());
     else if (valid && m_jobForm->isSlurm()) m_start->setToolTip(tr("Submit the job to Slurm and follow it here"));
     else if (valid) m_start->setToolTip(tr("Start one trainer per selected GPU (or CPU rank)"));
     else if (m_jobForm->problems().isEmpty()) m_start->setToolTip(tr("Checking the output folder…"));

@@ -32,6 +32,7 @@ namespace ringmaster::ui {
 
 class EvalTable;
 class GpuPanel;
+class TrainerNote;
 class JobForm;
 class LogPanel;
 class LossChart;
@@ -82,6 +83,7 @@ public:
 
     supervisor::RunSupervisor* supervisor() const { return m_supervisor; }
     GpuPanel* gpuPanel() const { return m_gpuPanel; }
+    TrainerNote* trainerNote() const { return m_trainerNote; }
     JobForm* jobForm() const { return m_jobForm; }
     LossChart* chart() const { return m_chart; }
     EvalTable* evalTable() const { return m_evalTable; }
@@ -130,6 +132,7 @@ private:
     QLabel* m_speedLabel;
     QLabel* m_banner;
     QLabel* m_devicesNote = nullptr;   // "not used under Slurm", over the GPU panel
+    TrainerNote* m_trainerNote = nullptr; // which trainer runs, and whether it has CUDA
     QString m_shownQueueState;
     QProgressBar* m_progress;
     QAction* m_start = nullptr;

@@ -171,7 +171,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
                                         .arg(checked.scriptPath, checked.interpreterPath, checked.torchVersion,
                                              m_policy.hangTimeoutSec > 0 ? QStringLiteral("after %1 s without output").arg(m_policy.hangTimeoutSec)
                                                                          : QStringLiteral("off"))
-                                  : QStringLiteral("trainer ") + checked.trainerPath));
+                                  : QStringLiteral("trainer %1 (%2)").arg(checked.trainerPath, checked.trainer.summary())));
     setState(RunState::Starting);
     launchGroup();
     m_watchdog.start();

@@ -1,5 +1,6 @@
 #include "preflight.h"
 
+#include "check_run.h"
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "metric_line_parser.h"
@@ -25,7 +26,6 @@ namespace {
 constexpr int kValidateTimeoutMs = 60000;
 constexpr int kTorchImportTimeoutMs = 60000; // a cold `import torch` on a loaded machine takes seconds
 constexpr int kMaxRanks = 1024; // the shared-memory all-reduce's cell count
-constexpr int kCancelPollMs = 100;
 
 QString checkCpuRanks(const JobSpec& job)
 {
@@ -67,56 +67,6 @@ QString checkOutputFolder(const QString& target)
 }
 
 namespace {
-
-// A short check program's result: its exit, its output, or why it gave none.
-struct CheckRun
-{
-    QString failure;          // "cancelled", "did not answer in N s", "cannot run …", "was interrupted …"
-    int exitCode = 0;
-    QString standardOutput;
-    QString standardError;
-};
-
-// Runs `program arguments` with the torchrun and socket variables removed (a check is not a rank),
-// polling `cancelled`, killed after timeoutMs.
-CheckRun runCheck(const QString& program, const QStringList& arguments, const QString& what, int timeoutMs,
-                  const std::atomic_bool* cancelled, const QProcessEnvironment& extra = {})
-{
-    QProcess process;
-    process.setProgram(program);
-    process.setArguments(arguments);
-    process.setStandardInputFile(QProcess::nullDevice());
-    auto environment = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
-                             "SLURM_LOCALID", "SLURM_NTASKS", "RINGMASTER_SOCKET", "RINGMASTER_TOKEN"}) {
-        environment.remove(QString::fromLatin1(name));
-    }
-    environment.insert(extra);
-    process.setProcessEnvironment(environment);
-    process.start();
-    CheckRun result;
-    QElapsedTimer clock;
-    clock.start();
-    while (!process.waitForFinished(kCancelPollMs)) {
-        const bool cancel = cancelled && cancelled->load();
-        if (!cancel && clock.elapsed() < timeoutMs && process.state() != QProcess::NotRunning) continue;
-        if (process.state() == QProcess::NotRunning) break; // it failed to start
-        process.kill();
-        process.waitForFinished();
-        result.failure = cancel ? QStringLiteral("cancelled") : QStringLiteral("%1 did not answer in %2 s").arg(what).arg(timeoutMs / 1000);
-        return result;
-    }
-    if (process.error() == QProcess::FailedToStart) {
-        result.failure = QStringLiteral("cannot run %1: %2").arg(program, process.errorString());
-    } else if (process.exitStatus() == QProcess::CrashExit) {
-        // Ctrl-C at a terminal reaches the check too (it is in the terminal's group).
-        result.failure = QStringLiteral("%1 was interrupted (signal %2)").arg(what).arg(process.exitCode());
-    }
-    result.exitCode = process.exitCode();
-    result.standardOutput = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
-    result.standardError = QString::fromUtf8(process.readAllStandardError()).trimmed();
-    return result;
-}
 
 QString validateWithTrainer(const QString& trainer, const JobSpec& job, const std::atomic_bool* cancelled)
 {
@@ -221,6 +171,8 @@ QString locateTrainer(const JobSpec& job)
     if (const QString fromEnvironment = qEnvironmentVariable("RINGMASTER_TRAINER"); !fromEnvironment.isEmpty()) {
         return QFileInfo(fromEnvironment).absoluteFilePath();
     }
+    // A trainer the user built against their own (CUDA) PyTorch comes before the one installed with the app.
+    if (const QString built = userTrainerPath(); QFileInfo(built).isExecutable()) return built;
     const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/ringmaster-trainer");
     if (QFileInfo(beside).isExecutable()) return beside;
     return QStandardPaths::findExecutable(QStringLiteral("ringmaster-trainer"));
@@ -245,6 +197,9 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
                            .arg(result.trainerPath.isEmpty() ? QString() : QStringLiteral(" at ") + result.trainerPath);
         return result;
     } else if (!(result.error = checkTrainerProgram(job, result.trainerPath)).isEmpty()) {
+        return result;
+    } else if (result.trainer = describeTrainer(result.trainerPath, cancelled); !result.trainer.known()) {
+        result.error = result.trainer.error;
         return result;
     }
     if (!(result.error = checkNotRunningNow(job)).isEmpty()) return result;
@@ -273,6 +228,11 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
                                            ? qEnvironmentVariable("CUDA_DEVICE_ORDER") : QString();
         const GpuPlacement placement = placeGpus(job, gpus, count, inherited, inheritedOrder);
         if (!(result.error = placement.error).isEmpty()) return result;
+        if (!job.isScript() && !result.trainer.hasCuda()) {
+            // GPUs are there, but every rank of a CPU-only trainer would start only to fail: say it now, with the fix.
+            result.error = trainerWithoutCudaMessage(result.trainer);
+            return result;
+        }
         result.gpus = placement.gpus;
         result.visibleDevices = placement.visibleDevices;
         // What the run is launched on, recorded in commands.json (hardwareRecord) for bundles and bug reports.

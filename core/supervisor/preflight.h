@@ -17,6 +17,7 @@
 #include <QStringList>
 
 #include "job_spec.h"
+#include "trainer_info.h"
 
 namespace ringmaster::supervisor {
 
@@ -28,6 +29,7 @@ struct PreflightResult
 {
     QString error;            // empty when every check passed
     QString trainerPath;      // absolute path of ringmaster-trainer
+    TrainerInfo trainer;      // a trainer job: what that trainer was built with (its --version)
     int masterPort = 0;       // the port to use (picked when the job says 0)
     QList<int> gpus;          // cuda: the GPUs, rank i on gpus[i] (see gpu_placement.h)
     QString visibleDevices;   // cuda: CUDA_VISIBLE_DEVICES for every rank
@@ -46,7 +48,8 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
 // Empty when `folder` exists and is writable, or can be created under a writable ancestor.
 QString checkOutputFolder(const QString& folder);
 
-// ringmaster-trainer: the job's trainer_path, else $RINGMASTER_TRAINER, else beside this executable, else on PATH.
+// ringmaster-trainer: the job's trainer_path, else $RINGMASTER_TRAINER, else the one build-trainer made
+// (userTrainerPath(), trainer_info.h), else beside this executable, else on PATH.
 QString locateTrainer(const JobSpec& job);
 // The interpreter of a script job exists and imports torch: interpreterPath and torchVersion, or error
 // (the job form's check of its "Interpreter" field; pre-flight makes the same check).

@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include "../protocol/trainer_version.h"
 #include "ringmaster_build_info.h"
 
 #ifdef RINGMASTER_HAVE_NCCL
@@ -42,19 +43,19 @@ std::string compiledNcclVersion()
 
 std::string trainerVersionText()
 {
+    namespace words = protocol::trainer_version;
 #ifdef RINGMASTER_HAVE_NCCL
-    auto compiledIn = [](const std::string& version) { return version.empty() ? std::string("yes") : "yes (" + version + ")"; };
+    auto compiledIn = [](const std::string& version) {
+        return version.empty() ? std::string(words::kYes) : std::string(words::kYes) + " (" + version + ")";
+    };
     const std::string cuda = compiledIn(compiledCudaVersion());
     const std::string nccl = compiledIn(compiledNcclVersion());
 #else
-    const std::string cuda = "no (LibTorch built without CUDA)";
+    const std::string cuda = words::kNoCuda;
     const std::string nccl = cuda;
 #endif
-    return std::string("ringmaster-trainer " RINGMASTER_BUILD_VERSION "\n"
-                       "LibTorch " TORCH_VERSION "\n"
-                       "CUDA: ") + cuda + "\n" +
-           "NCCL: " + nccl + "\n" +
-           "Gloo: yes\n";
+    return std::string("ringmaster-trainer " RINGMASTER_BUILD_VERSION "\n") + words::kLibTorchPrefix + TORCH_VERSION + "\n" +
+           words::kCudaPrefix + cuda + "\n" + words::kNcclPrefix + nccl + "\n" + words::kGlooPrefix + words::kYes + "\n";
 }
 
 } // namespace ringmaster::trainer

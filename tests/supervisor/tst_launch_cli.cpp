@@ -2,6 +2,7 @@
 // SIGKILL of the launcher leaves no trainer behind, plain output when not on a terminal.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -58,6 +59,12 @@ private Q_SLOTS:
         QTest::newRow("inherited indices in fastest-first order")
             << QStringList{QStringLiteral("--gpus"), QStringLiteral("2")} << QStringLiteral("list GPU UUIDs")
             << QStringList{fakeNvml, QStringLiteral("CUDA_VISIBLE_DEVICES=2,3")};
+        // GPUs present (the fake NVML) but the trainer has no CUDA: one line naming the command that builds one.
+        QTest::newRow("gpu job for a cpu-only trainer")
+            << QStringList{QStringLiteral("--device"), QStringLiteral("cuda"), QStringLiteral("--nproc"), QStringLiteral("2")}
+            << QStringLiteral("CPU only), but this job runs on GPUs: build a GPU trainer "
+                              "against your CUDA PyTorch with ringmaster-build-trainer --python PATH")
+            << QStringList{fakeNvml};
         QTest::newRow("gpu out of range") << QStringList{QStringLiteral("--gpus"), QStringLiteral("3")}
                                           << QStringLiteral("GPU 3 does not exist") << QStringList{};
         QTest::newRow("duplicate gpu") << QStringList{QStringLiteral("--gpus"), QStringLiteral("0,0")}
@@ -195,6 +202,38 @@ private Q_SLOTS:
         QVERIFY2(launch.output.contains(QStringLiteral("completed: 3 steps")), qPrintable(launch.output));
     }
 
+    // The CUDA build's trainer (scripts/test.sh passes build-cuda's as RINGMASTER_CUDA_TRAINER) given with --trainer
+    // trains 2 CPU ranks to the end; the launcher names it with what its --version says it was built with.
+    void cudaTrainerRunsOnCpuRanks()
+    {
+        const QString cuda = qEnvironmentVariable("RINGMASTER_CUDA_TRAINER");
+        if (cuda.isEmpty()) QSKIP("RINGMASTER_CUDA_TRAINER is not set (scripts/test.sh sets it to build-cuda's trainer)");
+        QProcess version;
+        version.start(cuda, {QStringLiteral("--version")});
+        QVERIFY(version.waitForFinished(60000));
+        const QString said = QString::fromUtf8(version.readAllStandardOutput());
+        const auto field = [&said](const QString& pattern) {
+            return QRegularExpression(pattern, QRegularExpression::MultilineOption).match(said).captured(1);
+        };
+        const QString libtorch = field(QStringLiteral("^LibTorch (\\S+)$"));
+        const QString cudaVersion = field(QStringLiteral("^CUDA: yes \\((\\S+)\\)$"));
+        const QString nccl = field(QStringLiteral("^NCCL: yes \\((\\S+)\\)$"));
+        QVERIFY2(!libtorch.isEmpty() && !cudaVersion.isEmpty() && !nccl.isEmpty(), qPrintable(said));
+        QTemporaryDir root;
+        LaunchProcess launch;
+        QStringList arguments = baseArguments(root.path());
+        arguments[1] = cuda; // --trainer
+        launch.start(arguments + QStringList{QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--nproc"),
+                                             QStringLiteral("2"), QStringLiteral("--max-steps"), QStringLiteral("8")});
+        QVERIFY(launch.process.waitForFinished(kRunTimeoutMs));
+        launch.read();
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("trainer %1 (LibTorch %2, CUDA %3, NCCL %4)")
+                                            .arg(QFileInfo(cuda).absoluteFilePath(), libtorch, cudaVersion, nccl)),
+                 qPrintable(launch.output));
+        QVERIFY(launch.output.contains(QStringLiteral("completed: 8 steps")));
+    }
+
     void plainOutputAndSummaryWhenPiped()
     {
         QTemporaryDir root;
@@ -206,6 +245,7 @@ private Q_SLOTS:
         QVERIFY2(!launch.output.contains(QLatin1Char('\r')), "progress redraws must not reach a pipe");
         QVERIFY(launch.output.contains(QStringLiteral("epoch 0  step 30/30")));
         QVERIFY(launch.output.contains(QStringLiteral("completed: 30 steps")));
+        QVERIFY2(launch.output.contains(QStringLiteral("trainer %1 (LibTorch ").arg(trainerPath())), qPrintable(launch.output));
     }
 
     void sigtermStopsGracefullyWithFinalCheckpoint()

@@ -37,13 +37,14 @@ bool waitForFinish(RunSupervisor& supervisor, int timeoutMs = kRunTimeoutMs)
     return QTest::qWaitFor([&] { return isFinal(supervisor.state()); }, timeoutMs);
 }
 
-// A stand-in trainer: a shell script (the body below) that the supervisor launches instead.
+// A stand-in trainer: a shell script (the body below) that the supervisor launches instead. Its --version
+// says what a CUDA build says (pre-flight reads it; a GPU job needs a trainer with CUDA).
 QString writeStub(const QString& dir, const QString& body)
 {
     const QString path = dir + QStringLiteral("/stub-trainer.sh");
     QFile file(path);
     if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write("#!/bin/sh\n" + body.toUtf8() + "\n");
+    file.write("#!/bin/sh\n" R"SH([ "$1" = --version ] && { printf 'ringmaster-trainer 0.1.0\nLibTorch 2.11.0\nCUDA: yes (13.0)\nNCCL: yes (2.28.9)\nGloo: yes\n'; exit 0; })SH" "\n" + body.toUtf8() + "\n");
     file.close();
     file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     return path;

@@ -3,6 +3,8 @@
 #include <QAction>
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -271,6 +273,49 @@ private Q_SLOTS:
         QCOMPARE(chart.lossPointCount(), 40); // one point per step, as in metrics.csv
         chart.truncateAfter(0); // a fresh start forgets nothing that is not there
         QCOMPARE(chart.lossPointCount(), 0);
+    }
+
+    // The CUDA build's trainer (built by scripts/build-trainer.sh into build-cuda; scripts/test.sh passes it as
+    // RINGMASTER_CUDA_TRAINER) named by a job file's trainer_path and run from the window on CPU ranks: the
+    // Devices panel names the app's own trainer, the run completes with the CUDA build's LibTorch.
+    void cudaTrainerFromAJobFileRunsOnCpuRanks()
+    {
+        const QString cuda = qEnvironmentVariable("RINGMASTER_CUDA_TRAINER");
+        if (cuda.isEmpty()) QSKIP("RINGMASTER_CUDA_TRAINER is not set (scripts/test.sh sets it to build-cuda's trainer)");
+        QTemporaryDir dir;
+        const QString jobPath = dir.filePath(QStringLiteral("cuda.ringmaster.json"));
+        QFile file(jobPath);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QJsonDocument(QJsonObject{
+                       {QStringLiteral("version"), 1},
+                       {QStringLiteral("launch"), QJsonObject{{QStringLiteral("device"), QStringLiteral("cpu")},
+                                                              {QStringLiteral("nproc"), 2},
+                                                              {QStringLiteral("trainer_path"), cuda},
+                                                              {QStringLiteral("output_root"), dir.path()}}},
+                       {QStringLiteral("trainer"), QJsonObject{{QStringLiteral("max_steps"), 12},
+                                                               {QStringLiteral("threads"), 1},
+                                                               {QStringLiteral("eval_batch_size"), 5000}}}})
+                       .toJson());
+        file.close();
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        QString error;
+        QVERIFY2(window.openJobFile(jobPath, &error), qPrintable(error));
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+        QVERIFY(window.startRun());
+        QVERIFY(waitForFinal(window));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
+        const QString run = window.supervisor()->runDir();
+        const auto summary = QJsonDocument::fromJson(readAll(run + QStringLiteral("/summary.json")).toUtf8()).object();
+        QVERIFY2(summary.value(QStringLiteral("libtorch_version")).toString().startsWith(QStringLiteral("2.")),
+                 qPrintable(readAll(run + QStringLiteral("/summary.json"))));
+        QVERIFY(!summary.value(QStringLiteral("cuda_version")).toString().isEmpty());
+        const auto commands = QJsonDocument::fromJson(readAll(run + QStringLiteral("/commands.json")).toUtf8()).object();
+        const auto ranks = commands.value(QStringLiteral("ranks")).toArray();
+        QCOMPARE(ranks.size(), 2);
+        QCOMPARE(ranks.at(0).toObject().value(QStringLiteral("program")).toString(), QFileInfo(cuda).absoluteFilePath());
+        QCOMPARE(csvRows(run + QStringLiteral("/metrics.csv")), 12);
     }
 
     void fakeNvmlListsGpusAndSelectionMakesTheJob()

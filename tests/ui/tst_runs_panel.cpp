@@ -108,11 +108,11 @@ void makeSmallRun(const QString& root, const QString& name, int steps)
     writeFile(dir + QStringLiteral("/metrics.csv"), "step,epoch,loss,lr,samples_per_sec,wall_time\n1,0,0.5,0.01,100,0.1\n");
 }
 
-// A stand-in for ringmaster-trainer: --validate-only passes; a rank sleeps until it is stopped.
+// A stand-in for ringmaster-trainer: --version answers, --validate-only passes; a rank sleeps until stopped.
 QString writeSleepingTrainer(const QString& dir)
 {
     const QString path = dir + QStringLiteral("/sleeping-trainer.sh");
-    writeFile(path, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexec sleep 120\n");
+    writeFile(path, "#!/bin/sh\n" R"SH([ "$1" = --version ] && { printf 'ringmaster-trainer 0.1.0\nLibTorch 2.11.0\nCUDA: yes (13.0)\nNCCL: yes (2.28.9)\nGloo: yes\n'; exit 0; })SH" "\nfor a in \"$@\"; do [ \"$a\" = --validate-only ] && exit 0; done\nexec sleep 120\n");
     QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::ExeOwner);
     return path;
 }

@@ -15,6 +15,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScopeGuard>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -22,12 +23,15 @@
 #include <QTest>
 #include <QTimer>
 
+#include <memory>
+
 #include <zlib.h>
 
 #include "gpu_panel.h"
 #include "job_form.h"
 #include "main_window.h"
 #include "run_supervisor.h"
+#include "trainer_note.h"
 #include "training_set_size.h"
 
 using namespace ringmaster;
@@ -48,12 +52,14 @@ void writeFile(const QString& path, const QByteArray& bytes, bool executable = f
     if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
 }
 
-// A stand-in for ringmaster-trainer: --validate-only sleeps, then passes; as a rank it runs `rank`.
+// A stand-in for ringmaster-trainer: --version says what a CUDA build says, --validate-only sleeps, then
+// passes; as a rank it runs `rank`.
 QString writeStubTrainer(const QString& dir, const QString& name, int validateSeconds, const QByteArray& rank)
 {
     const QString path = dir + QLatin1Char('/') + name;
     writeFile(path,
               "#!/bin/sh\n"
+              R"SH([ "$1" = --version ] && { printf 'ringmaster-trainer 0.1.0\nLibTorch 2.11.0\nCUDA: yes (13.0)\nNCCL: yes (2.28.9)\nGloo: yes\n'; exit 0; })SH" "\n"
               "for a in \"$@\"; do\n"
               "  if [ \"$a\" = --validate-only ]; then sleep " + QByteArray::number(validateSeconds) + "; exit 0; fi\n"
               "done\n" + rank + "\n",
@@ -366,6 +372,55 @@ private Q_SLOTS:
         QTest::qWait((kStubValidateSeconds + 1) * 1000);
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
         QVERIFY(!QFileInfo::exists(job.outputRoot) || QDir(job.outputRoot).isEmpty());
+    }
+
+    // The Devices panel names the trainer the app runs and what it was built with (its --version). With GPUs
+    // here (the fake NVML) and a trainer without CUDA it says so in one line with the command that builds a
+    // GPU trainer, and Start stays off for the GPU job; a trainer with CUDA clears that.
+    void trainerNoteNamesTheTrainerAndRefusesGpusWithoutCuda()
+    {
+        const QString real = qEnvironmentVariable("RINGMASTER_REAL_TRAINER");
+        QVERIFY(!real.isEmpty());
+        const auto realTrainer = std::make_unique<TrainerOverride>(real);
+        auto openWindow = [this](MainWindow& window) {
+            window.setConfirmOnClose(false);
+            window.show();
+            window.jobForm()->outputEdit()->setText(m_root.path());
+            QTRY_VERIFY_WITH_TIMEOUT(!window.trainerNote()->isChecking() && window.jobForm()->isValid(), kCheckTimeoutMs);
+        };
+        {
+            MainWindow window;
+            openWindow(window);
+            const QString text = window.trainerNote()->text();
+            QVERIFY2(text.contains(real) && text.contains(QStringLiteral("CPU only")), qPrintable(text));
+            QVERIFY(!window.trainerNote()->blocksGpuRuns());
+            QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+        }
+        qputenv("RINGMASTER_NVML_LIBRARY", qgetenv("RINGMASTER_FAKE_NVML"));
+        const auto noNvml = qScopeGuard([] { qputenv("RINGMASTER_NVML_LIBRARY", kNoNvml); });
+        {
+            MainWindow window;
+            openWindow(window);
+            QVERIFY(window.gpuPanel()->hasGpus());
+            const QString text = window.trainerNote()->text();
+            QVERIFY2(text.contains(real + QStringLiteral(" has no CUDA")) &&
+                         text.contains(QStringLiteral("ringmaster-build-trainer --python PATH")),
+                     qPrintable(text));
+            QVERIFY(!text.contains(QLatin1Char('\n')));
+            QVERIFY(!window.startAction()->isEnabled());
+            QVERIFY2(window.startAction()->toolTip().contains(QStringLiteral("has no CUDA")),
+                     qPrintable(window.startAction()->toolTip()));
+        }
+        const QString cuda = writeStubTrainer(m_root.path(), QStringLiteral("cuda-trainer.sh"), 0, "exit 0");
+        const TrainerOverride stub(cuda); // restored first: then realTrainer restores the environment as it was
+        {
+            MainWindow window;
+            openWindow(window);
+            const QString text = window.trainerNote()->text();
+            QVERIFY2(text.contains(QStringLiteral("LibTorch 2.11.0, CUDA 13.0, NCCL 2.28.9")), qPrintable(text));
+            QVERIFY(!window.trainerNote()->blocksGpuRuns());
+            QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
+        }
     }
 
     // A GPU that only this app's own rank uses is not "in use", and Select next free may pick it.

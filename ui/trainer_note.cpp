@@ -1,0 +1,61 @@
+#include "trainer_note.h"
+
+#include <QtConcurrent>
+
+#include "job_spec.h"
+#include "preflight.h"
+
+namespace ringmaster::ui {
+
+TrainerNote::TrainerNote(QWidget* parent)
+    : QLabel(parent)
+{
+    setWordWrap(true);
+    setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(&m_watcher, &QFutureWatcher<supervisor::TrainerInfo>::finished, this, [this] {
+        m_info = m_watcher.result();
+        display();
+    });
+    refresh();
+}
+
+void TrainerNote::refresh()
+{
+    const QString path = supervisor::locateTrainer(supervisor::JobSpec{});
+    m_info = {};
+    m_info.path = path;
+    if (path.isEmpty()) {
+        m_info.error = tr("ringmaster-trainer not found: build it, or install the package");
+        display();
+        return;
+    }
+    setText(tr("Trainer: %1 (checking…)").arg(path));
+    m_watcher.setFuture(QtConcurrent::run([path] { return supervisor::describeTrainer(path); }));
+}
+
+void TrainerNote::setGpusPresent(bool present)
+{
+    if (m_gpus == present) return;
+    m_gpus = present;
+    if (!isChecking()) display();
+}
+
+QString TrainerNote::gpuProblem() const
+{
+    if (!m_gpus || isChecking() || !m_info.known() || m_info.hasCuda()) return {};
+    return supervisor::trainerWithoutCudaMessage(m_info);
+}
+
+void TrainerNote::display()
+{
+    const QString problem = gpuProblem();
+    const bool bad = !problem.isEmpty() || !m_info.error.isEmpty();
+    setText(!problem.isEmpty() ? problem
+            : m_info.known()   ? tr("Trainer: %1 (%2)").arg(m_info.path, m_info.summary())
+                               : tr("Trainer: %1").arg(m_info.error));
+    setToolTip(tr("The ringmaster-trainer this app runs for the built-in trainer (a job file's trainer is checked at Start)"));
+    setStyleSheet(bad ? QStringLiteral("color: #611a15;") : QStringLiteral("color: #455a64;"));
+    Q_EMIT changed();
+}
+
+} // namespace ringmaster::ui
