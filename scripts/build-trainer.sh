@@ -1,4 +1,4 @@
-#!/usr/bin/env bash
+#!/bin/bash
 # Builds ringmaster-trainer against the PyTorch of a Python you name (a venv's or conda's python with a CUDA
 # PyTorch: its LibTorch, CUDA libraries and NCCL), and puts it where ringmaster-launch and the app look first:
 # $XDG_DATA_HOME/ringmaster/bin/ringmaster-trainer (by default ~/.local/share/ringmaster/bin). Prints what it
@@ -62,6 +62,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 
 echo "build-trainer: ringmaster-trainer against torch $torch of $python, in $build_dir"
 mkdir -p "$build_dir"
+build_dir=$(cd "$build_dir" && pwd)
 log=$build_dir/build-trainer.log
 configure=(cmake -S "$source_dir" -B "$build_dir" "${generator[@]}" -DRINGMASTER_TRAINER_ONLY=ON
            -DRINGMASTER_TORCH_PYTHON="$python" -DRINGMASTER_BUILD_TESTS=$tests -DRINGMASTER_PYTHON="$python")

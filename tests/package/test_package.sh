@@ -6,7 +6,8 @@
 # *.ringmaster.json as application/x-ringmaster-job opened by ringmaster.desktop (shared-mime-info's and
 # desktop-file-utils' triggers), the installed programs' --version, the helper module imported by
 # Debian's python3, the installed ringmaster-launch running the default job for 30 steps from a
-# folder outside the source tree with a fresh HOME, then `apt-get purge` and nothing of it left, the MIME
+# folder outside the source tree with a fresh HOME, ringmaster-build-trainer refusing bad input and its copy of
+# the trainer sources configuring against the pinned CUDA torch, then `apt-get purge` and nothing of it left, the MIME
 # type included.
 # Needs root (it installs under /usr): exits 77 (ctest: skipped) otherwise, or when already installed.
 # Usage: tests/package/test_package.sh BUILD_DIR
@@ -56,7 +57,9 @@ for path in ./usr/bin/ringmaster ./usr/bin/ringmaster-launch ./usr/bin/ringmaste
             ./usr/share/bash-completion/completions/ringmaster-launch ./usr/share/icons/hicolor/scalable/apps/ringmaster.svg \
             ./usr/share/icons/hicolor/48x48/apps/ringmaster.png "./usr/share/metainfo/$appstream_id.metainfo.xml" \
             ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop \
-            ./usr/share/mime/packages/ringmaster.xml; do
+            ./usr/share/mime/packages/ringmaster.xml ./usr/bin/ringmaster-build-trainer \
+            ./usr/share/man/man1/ringmaster-build-trainer.1.gz ./usr/share/ringmaster/trainer-source/CMakeLists.txt \
+            ./usr/share/ringmaster/trainer-source/core/trainer/trainer.cpp ./usr/share/ringmaster/trainer-source/cmake/RingmasterTorch.cmake; do
   grep -q " $path\( \|$\)" "$work/contents.txt" || { echo "FAIL: $path is not in the package"; exit 1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -89,6 +92,21 @@ for program in ringmaster ringmaster-launch ringmaster-runs ringmaster-trainer; 
   [ "$first" = "$program $(dpkg-deb -f "$deb" Version)" ] || { echo "FAIL: $program --version says '$first'"; exit 1; }
 done
 run python3 -c 'import ringmaster, sys; assert ringmaster.__file__.startswith("/usr/lib/python3/dist-packages/"), ringmaster.__file__'
+
+echo "== installed ringmaster-build-trainer"
+# Bad input is one line; the installed copy of the trainer's sources configures against the pinned CUDA torch
+# (scripts/setup-torch.sh's, where it exists: a full build takes minutes and is the CUDA build's own test).
+if out=$(run ringmaster-build-trainer --python /bin/false 2>&1); then echo "FAIL: ringmaster-build-trainer accepted /bin/false"; exit 1; fi
+[ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "cannot import torch" || { echo "FAIL: ringmaster-build-trainer said: $out"; exit 1; }
+torch_python=$(cd "$(dirname "$0")/../.." && pwd)/.torch-env/bin/python
+if [ -x "$torch_python" ]; then
+  cmake -S /usr/share/ringmaster/trainer-source -B "$work/trainer-source-build" -DRINGMASTER_TRAINER_ONLY=ON \
+    -DRINGMASTER_BUILD_TESTS=OFF -DRINGMASTER_TORCH_PYTHON="$torch_python" > "$work/trainer-source.log" 2>&1 \
+    || { tail -n 20 "$work/trainer-source.log"; echo "FAIL: the installed trainer sources do not configure"; exit 1; }
+  grep -q "LibTorch has CUDA, building the NCCL backend" "$work/trainer-source.log" || { echo "FAIL: no CUDA in that configure"; exit 1; }
+else
+  echo "note: $torch_python is missing (scripts/setup-torch.sh): the installed trainer sources were not configured"
+fi
 
 echo "== installed ringmaster-launch, 30 steps"
 run ringmaster-launch --quiet --max-steps 30 --out "$work/outside/run" || { echo "FAIL: the installed launcher's run failed"; exit 1; }
