@@ -1,63 +1,160 @@
 #!/usr/bin/env bash
-# Proves the NCCL path on a machine with an NVIDIA GPU and PyTorch installed:
-#  1. builds ringmaster-trainer (trainer only, no Qt) against that PyTorch's CUDA LibTorch,
-#  2. runs 1 rank with --backend nccl --device cuda --force-collectives (so the NCCL process group,
-#     the parameter broadcast and every gradient all-reduce really run) on Fashion-MNIST,
-#  3. runs the Python reference (tests/bench/reference_ddp.py) on the same GPU,
-#  4. prints samples/s of both and the ratio.
-#
-# Usage: scripts/gpu-check.sh [DEPS_DIR]
-# A GPU box may have no package registry: DEPS_DIR is a folder where Debian packages were unpacked with
-# `dpkg -x PKG.deb DEPS_DIR`: libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 nlohmann-json3-dev
-# zlib1g-dev libarchive-dev libarchive13 libpng-dev libpng16-16 libjpeg62-turbo-dev libjpeg62-turbo
-# dataset-fashion-mnist (download them on a Debian 12 machine with `apt-get download`).
-set -euo pipefail
+# The GPU check, in one go, for a machine with an NVIDIA GPU, a CUDA PyTorch, a compiler, CMake and ninja, and
+# no package registry (the H200 this project is sometimes lent: 15 minutes in all). Prepare on a Debian 12
+# machine: scripts/gpu-deps.sh (Debian's -dev packages of spdlog, fmt, nlohmann-json, zlib, libarchive, libpng,
+# libjpeg, their libraries and Fashion-MNIST, as .deb files in .gpu-deps/); carry .gpu-deps. Then, there:
+#   scripts/gpu-check.sh [DEPS_DIR]     (default .gpu-deps; "none": the machine has those packages installed)
+# Environment: PYTHON (default python3, whose torch it builds against), STEPS (default 600), OUT (where the
+# figures and logs are copied, if set), GPU_CHECK_DEVICE=cpu (the same script on a CPU, gloo instead of NCCL:
+# how it is checked on machines without a GPU before it is run on one).
+#  1. unpacks the packages into a prefix of its own and builds ringmaster-trainer against PYTHON's torch with
+#     scripts/build-trainer.sh (the GPU user's command); only the trainer sees the unpacked libraries (run path);
+#  2. 1 rank, --device cuda --backend nccl --force-collectives true: the NCCL group, the parameter broadcast and
+#     every gradient all-reduce really run;
+#  3. the same job under torchrun --nproc-per-node 1 --no-python (torchrun's environment contract);
+#  4. PyTorch's own DDP on the same GPU (tests/bench/reference_ddp.py --ddp --eval), same model, data, batch;
+#  5. exactness on the GPU with --deterministic true: a run stopped at half and resumed equals the straight run
+#     (checkpoint with the CUDA generator), and data held in host memory (--data-placement host: pinned,
+#     non-blocking copies) equals data on the GPU, bit for bit;
+#  6. prints samples/s of 2-4, the ratio to PyTorch, validation accuracy and peak GPU memory, and PASS/FAIL per
+#     stage; exit 1 when a stage failed. Every stage runs even when an earlier one failed (one lease, all the answers).
+set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-deps=${1:-}
-[ -n "$deps" ] && deps=$(cd "$deps" && pwd)
+deps=${1:-$here/.gpu-deps}
 python=${PYTHON:-python3}
 steps=${STEPS:-600}
+device=${GPU_CHECK_DEVICE:-cuda}
+work=$(mktemp -d /tmp/ringmaster-gpu-check.XXXXXX)
+results=()
+failed=0
+started=$(date +%s)
 
-torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
-"$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else "PyTorch sees no CUDA device")'
-prefixes="$torch_prefix"
-data=/usr/share/datasets/fashion-mnist
-if [ -n "$deps" ]; then
-  prefixes="$prefixes;$deps/usr;$deps/usr/lib/x86_64-linux-gnu/cmake"
-  export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  [ -d "$deps/usr/share/datasets/fashion-mnist" ] && data=$deps/usr/share/datasets/fashion-mnist
+note() { echo "gpu-check: $*"; }
+stage() { # name, status (0 pass), detail
+  if [ "$2" -eq 0 ]; then results+=("PASS  $1${3:+: $3}"); else results+=("FAIL  $1${3:+: $3}"); failed=1; fi
+  note "$(tail -n 1 <<<"${results[-1]}")"
+}
+finish() {
+  {
+    echo "== gpu-check summary ($(( $(date +%s) - started )) s, device $device, torch $torch_version)"
+    printf '%s\n' "${results[@]}"
+  } | tee "$work/summary.txt"
+  if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
+    cp "$work/summary.txt" "$OUT/gpu-check.txt"
+    tar -czf "$OUT/gpu-check-logs.tar.gz" -C "$work" --exclude='*.pt' --exclude='data-cache' . 2>/dev/null
+  fi
+  exit $failed
+}
+
+torch_version=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null) || {
+  torch_version=none; stage "PyTorch" 1 "$python cannot import torch (set PYTHON)"; finish; }
+if [ "$device" = cuda ]; then
+  gpu=$("$python" -c 'import torch; assert torch.cuda.is_available(); print(torch.cuda.get_device_name(0))' 2>/dev/null) || {
+    stage "GPU" 1 "PyTorch sees no CUDA device"; finish; }
+  note "torch $torch_version on $gpu"
 fi
-[ -f "$data/train-images-idx3-ubyte.gz" ] || { echo "gpu-check: Fashion-MNIST not found in $data" >&2; exit 1; }
 
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S "$here" -B "$here/build-gpu" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DRINGMASTER_TRAINER_ONLY=ON -DRINGMASTER_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefixes" \
-  ${deps:+-DZLIB_INCLUDE_DIR=$deps/usr/include -DZLIB_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libz.so} \
-  ${deps:+-DLibArchive_INCLUDE_DIR=$deps/usr/include -DLibArchive_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libarchive.so} \
-  ${deps:+-DPNG_PNG_INCLUDE_DIR=$deps/usr/include -DPNG_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libpng16.so} \
-  ${deps:+-DJPEG_INCLUDE_DIR=$deps/usr/include -DJPEG_LIBRARY=$deps/usr/lib/x86_64-linux-gnu/libjpeg.so}
-cmake --build "$here/build-gpu" -j "$(nproc)"
-grep -q RINGMASTER_HAVE_NCCL "$here/build-gpu/CMakeCache.txt" "$here"/build-gpu/core/trainer/CMakeFiles/*/flags.make 2>/dev/null \
-  || echo "gpu-check: warning: the build did not enable NCCL (is this PyTorch built with CUDA?)"
+# 1. The packages, unpacked where only this check looks, and the trainer built against PYTHON's torch.
+cmake_args=()
+data=/usr/share/datasets/fashion-mnist
+build=$here/build-gpu
+if [ "$deps" != none ]; then
+  # A fixed place beside the build folder: the build's CMake cache refers to it.
+  prefix=$here/build-gpu-deps
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  for deb in "$deps"/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$deb" "$prefix"
+    else ar p "$deb" data.tar.xz | tar -xJ -C "$prefix"; fi  # Debian 12's packages hold data.tar.xz
+  done
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  inc=$prefix/usr/include
+  data=$prefix/usr/share/datasets/fashion-mnist
+  # Found through the prefix; linked with an inherited run path (--disable-new-dtags), so libarchive finds its
+  # own libraries there too, while nothing else on the machine (its Python included) sees them.
+  cmake_args=("-DCMAKE_PREFIX_PATH=$prefix/usr;$lib/cmake" "-DCMAKE_CXX_FLAGS=-isystem $inc/x86_64-linux-gnu"
+              "-DZLIB_INCLUDE_DIR=$inc" "-DZLIB_LIBRARY=$lib/libz.so" "-DLibArchive_INCLUDE_DIR=$inc"
+              "-DLibArchive_LIBRARY=$lib/libarchive.so" "-DPNG_PNG_INCLUDE_DIR=$inc/libpng16" "-DPNG_LIBRARY=$lib/libpng16.so"
+              "-DJPEG_INCLUDE_DIR=$inc" "-DJPEG_LIBRARY=$lib/libjpeg.so" "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags"
+              "-DCMAKE_BUILD_RPATH=$lib")
+fi
+t0=$(date +%s)
+if bash "$here/scripts/build-trainer.sh" --python "$python" --build-dir "$build" --no-install -- "${cmake_args[@]}" \
+     > "$work/build.log" 2>&1; then
+  stage "build against torch $torch_version" 0 "$(( $(date +%s) - t0 )) s; $(grep -h 'CUDA:\|NCCL:' "$work/build.log" | sed 's/build-trainer: *//' | tr '\n' ' ')"
+else
+  tail -n 30 "$work/build.log"
+  stage "build against torch $torch_version" 1 "see build.log"
+  finish
+fi
+trainer=$build/app/ringmaster-trainer
+[ -f "$data/train-images-idx3-ubyte.gz" ] || { stage "dataset" 1 "Fashion-MNIST not found in $data"; finish; }
 
-# The wheel's libraries (libtorch_cuda, libc10_cuda, NCCL) live beside torch/lib.
-torch_lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-run=$(mktemp -d)
-env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29531 \
-  "$here/build-gpu/app/ringmaster-trainer" --device cuda --backend nccl --force-collectives true \
-  --data "$data" --model cnn --batch-size 64 --max-steps "$steps" --eval-every 0 --log-every 100 --out "$run" | tee "$run/stdout.txt"
-ours=$("$python" - "$run/metrics.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+backend=nccl
+[ "$device" = cuda ] || backend=gloo
+common=(--data "$data" --model cnn --batch-size 64 --eval-every 0 --log-every 100 --threads 4 --data-cache "$work/data-cache")
+rank_env=(RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1)
+
+# samples/s from metrics.csv after the first 20 steps (the reference's warm-up), and summary.json's fields.
+figures() { # run_dir -> "samples/s val_accuracy peak_allocated_mb peak_reserved_mb digest"
+  "$python" - "$1" <<'PY'
+import csv, json, sys
+run = sys.argv[1]
+rows = list(csv.DictReader(open(f"{run}/metrics.csv")))
 t0, t1 = float(rows[19]["wall_time"]), float(rows[-1]["wall_time"])
-print(f"{(len(rows) - 20) * 64 / (t1 - t0):.1f}")
+summary = json.load(open(f"{run}/summary.json"))
+fmt = lambda v: "-" if v is None else (f"{v:.4f}" if isinstance(v, float) and v < 1 else f"{v:.1f}")
+print(f"{(len(rows) - 20) * 64 / (t1 - t0):.1f}", fmt(summary.get("val_accuracy")), fmt(summary.get("peak_gpu_allocated_mb")),
+      fmt(summary.get("peak_gpu_reserved_mb")))
 PY
-)
-reference=$(env RANK=0 WORLD_SIZE=1 "$python" "$here/tests/bench/reference_ddp.py" --device cuda --data "$data" \
-  --steps "$steps" --warmup 20 | sed -n 's/^reference samples_per_sec=\([0-9.]*\).*/\1/p')
-echo "ringmaster-trainer, 1 rank, NCCL, cuda: $ours samples/s"
-echo "PyTorch reference, 1 rank, cuda:        $reference samples/s"
-"$python" -c "print(f'ratio ringmaster / reference: {float($ours) / float($reference):.2f}x')"
-grep -E "backend nccl|val_accuracy" "$run/stdout.txt" | tail -2
+}
+digest_of() { sed -n 's/.*parameter_digest=\([0-9a-f]*\).*/\1/p' "$1" | tail -n 1; }
+
+# 2. One rank through NCCL.
+if env "${rank_env[@]}" MASTER_PORT=29531 "$trainer" --device "$device" --backend "$backend" --force-collectives true \
+     "${common[@]}" --max-steps "$steps" --out "$work/nccl" > "$work/nccl.log" 2>&1; then
+  read -r ours ours_acc ours_alloc ours_reserved < <(figures "$work/nccl")
+  stage "1 rank, $backend, forced collectives" 0 "$ours samples/s, val_accuracy $ours_acc, peak GPU MB allocated $ours_alloc reserved $ours_reserved"
+else
+  tail -n 20 "$work/nccl.log"; ours=; stage "1 rank, $backend, forced collectives" 1 "see nccl.log"
+fi
+
+# 3. The same job under torchrun.
+if "$python" -m torch.distributed.run --standalone --nproc-per-node 1 --no-python "$trainer" --device "$device" \
+     --backend "$backend" --force-collectives true "${common[@]}" --max-steps "$steps" --out "$work/torchrun" \
+     > "$work/torchrun.log" 2>&1; then
+  read -r viarun viarun_acc _ _ < <(figures "$work/torchrun")
+  stage "the same under torchrun --nproc-per-node 1" 0 "$viarun samples/s, val_accuracy $viarun_acc"
+else
+  tail -n 20 "$work/torchrun.log"; stage "the same under torchrun --nproc-per-node 1" 1 "see torchrun.log"
+fi
+
+# 4. PyTorch's own DDP on the same GPU.
+if env "${rank_env[@]}" MASTER_PORT=29532 "$python" "$here/tests/bench/reference_ddp.py" --device "$device" --ddp --eval \
+     --threads 4 --data "$data" --steps "$steps" --warmup 20 > "$work/reference.log" 2>&1; then
+  line=$(grep '^reference ' "$work/reference.log")
+  reference=$(sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p' <<<"$line")
+  stage "PyTorch DDP reference" 0 "${line#reference }"
+  if [ -n "$ours" ] && [ -n "$reference" ]; then
+    results+=("      ratio ringmaster / PyTorch DDP, 1 rank: $("$python" -c "print(f'{$ours / $reference:.2f}x')")")
+  fi
+else
+  tail -n 20 "$work/reference.log"; stage "PyTorch DDP reference" 1 "see reference.log"
+fi
+
+# 5. Exactness with deterministic kernels: resume, and host-held data, bit for bit.
+exact=(--deterministic true --device "$device" --max-steps 120 "${common[@]}")
+run_exact() { # name, extra arguments...
+  local name=$1; shift
+  env "${rank_env[@]}" MASTER_PORT=29533 "$trainer" "${exact[@]}" "$@" > "$work/$name.log" 2>&1
+}
+run_exact straight --out "$work/straight" && run_exact half --max-steps 60 --out "$work/half" \
+  && run_exact resumed --resume "$work/half" --out "$work/half" && run_exact host --data-placement host --out "$work/host"
+status=$?
+a=$(digest_of "$work/straight.log"); b=$(digest_of "$work/resumed.log"); c=$(digest_of "$work/host.log")
+if [ $status -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then stage "deterministic resume at step 60 = straight run" 0 "digest $a"
+else stage "deterministic resume at step 60 = straight run" 1 "straight $a, resumed $b (logs straight/half/resumed)"; fi
+if [ $status -eq 0 ] && [ -n "$a" ] && [ "$a" = "$c" ]; then stage "--data-placement host = device" 0 "digest $c"
+else stage "--data-placement host = device" 1 "device $a, host $c (host.log)"; fi
+finish

@@ -4,6 +4,7 @@
 
 #ifdef RINGMASTER_HAVE_CUDA
 #include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
@@ -57,6 +58,22 @@ std::int64_t freeDeviceMemory(const torch::Device& device)
     (void)device;
 #endif
     return 0;
+}
+
+DeviceMemoryPeak peakDeviceMemory(const torch::Device& device)
+{
+    DeviceMemoryPeak peak;
+#ifdef RINGMASTER_HAVE_CUDA
+    if (device.is_cuda()) {
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+        const auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+        peak.allocatedBytes = stats.allocated_bytes[all].peak;
+        peak.reservedBytes = stats.reserved_bytes[all].peak;
+    }
+#else
+    (void)device;
+#endif
+    return peak;
 }
 
 torch::Tensor deviceRngState(const torch::Device& device)

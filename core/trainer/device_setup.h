@@ -27,6 +27,15 @@ void useDeterministicAlgorithms();
 // Free memory of a CUDA device in bytes (0 for the CPU).
 std::int64_t freeDeviceMemory(const torch::Device& device);
 
+// The most memory LibTorch's caching allocator held on a CUDA device so far (what torch.cuda.max_memory_allocated
+// and max_memory_reserved report in Python); both 0 for the CPU.
+struct DeviceMemoryPeak
+{
+    std::int64_t allocatedBytes = 0;
+    std::int64_t reservedBytes = 0;
+};
+DeviceMemoryPeak peakDeviceMemory(const torch::Device& device);
+
 // The generator state of a CUDA device; an undefined tensor for the CPU (whose generator checkpoint.cpp
 // keeps on its own).
 torch::Tensor deviceRngState(const torch::Device& device);

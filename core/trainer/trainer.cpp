@@ -560,6 +560,11 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"seconds", elapsedSeconds()},
         {"resumed_from", m_resumePath},
     };
+    if (m_device.is_cuda()) {
+        const auto peak = peakDeviceMemory(m_device);
+        summary["peak_gpu_allocated_mb"] = static_cast<double>(peak.allocatedBytes) / kBytesPerMb;
+        summary["peak_gpu_reserved_mb"] = static_cast<double>(peak.reservedBytes) / kBytesPerMb;
+    }
     m_recorder->writeSummary(summary);
 }
 

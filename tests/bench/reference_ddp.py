@@ -2,8 +2,10 @@
 
 One process per rank, env:// rendezvous (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), gloo,
 DistributedSampler + DataLoader over an in-memory TensorDataset, SGD. Prints one line:
-  reference samples_per_sec=X steps=N
-measured from step --warmup to the last step, on rank 0.
+  reference samples_per_sec=X steps=N [val_accuracy=A] [peak_gpu_allocated_mb=M peak_gpu_reserved_mb=R]
+measured from step --warmup to the last step, on rank 0. --ddp wraps the model in DDP even for one rank (as
+a torchrun job of one process does; the GPU check compares against that), --eval adds the accuracy on the
+test split, and on cuda the peak memory of PyTorch's caching allocator follows.
 """
 import argparse
 import gzip
@@ -43,6 +45,16 @@ def load(root, prefix):
     return TensorDataset(x, torch.from_numpy(labels))
 
 
+def accuracy(model, dataset, device):
+    model.eval()
+    x, y = dataset.tensors
+    with torch.no_grad():
+        correct = sum((model(x[i:i + 1000].to(device)).argmax(1).cpu() == y[i:i + 1000]).sum().item()
+                      for i in range(0, len(y), 1000))
+    model.train()
+    return correct / len(y)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=200)
@@ -51,17 +63,22 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (rank r on cuda:LOCAL_RANK)")
+    parser.add_argument("--ddp", action="store_true", help="a process group and DDP even for one rank")
+    parser.add_argument("--eval", action="store_true", help="print the accuracy on the test split at the end")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    distributed = world > 1
+    distributed = world > 1 or args.ddp
     cuda = args.device == "cuda"
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
     if distributed:
-        dist.init_process_group("nccl" if cuda else "gloo")
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29517")
+        bound = {"device_id": device} if cuda else {}  # bound to its GPU, as the trainer's NCCL group is (2.x)
+        dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world, **bound)
     torch.manual_seed(42)
     dataset = load(args.data, "train")
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=42)
@@ -95,7 +112,13 @@ def main():
     elapsed = time.perf_counter() - start
     if rank == 0:
         samples = (args.steps - args.warmup) * args.batch_size * world
-        print(f"reference samples_per_sec={samples / elapsed:.1f} steps={args.steps}", flush=True)
+        line = f"reference samples_per_sec={samples / elapsed:.1f} steps={args.steps}"
+        if args.eval:
+            line += f" val_accuracy={accuracy(model, load(args.data, 't10k'), device):.4f}"
+        if cuda:
+            line += (f" peak_gpu_allocated_mb={torch.cuda.max_memory_allocated(device) / 2**20:.1f}"
+                     f" peak_gpu_reserved_mb={torch.cuda.max_memory_reserved(device) / 2**20:.1f}")
+        print(line, flush=True)
     if distributed:
         dist.barrier()
         dist.destroy_process_group()
