@@ -10,12 +10,16 @@
 
 #include "app_settings.h"
 #include "main_window.h"
+#include "trainer_info.h"
 #include "version_text.h"
 
 int main(int argc, char** argv)
 {
-    // Before QApplication: --version needs no display.
-    if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster");
+    // Before QApplication: --version needs no display (a QCoreApplication locates the trainer it names).
+    if (ringmaster::cli::isVersionRequest(argc, argv)) {
+        const QCoreApplication core(argc, argv);
+        return ringmaster::cli::printVersion("ringmaster", ringmaster::supervisor::foundTrainerLine());
+    }
     QApplication app(argc, argv);
     // The names its QSettings are kept under, which ringmaster-runs reads too (app_settings.h).
     QApplication::setApplicationName(QString::fromLatin1(ringmaster::supervisor::kSettingsApplication));

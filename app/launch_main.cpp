@@ -7,12 +7,16 @@
 #include "launch_command.h"
 #include "slurm_flags.h"
 #include "test_metric_pattern.h"
+#include "trainer_info.h"
 #include "version_text.h"
 
 int main(int argc, char** argv)
 {
-    if (ringmaster::cli::isVersionRequest(argc, argv)) return ringmaster::cli::printVersion("ringmaster-launch");
     QCoreApplication app(argc, argv);
+    // With the trainer it would run (its own --version: LibTorch, CUDA, NCCL).
+    if (ringmaster::cli::isVersionRequest(argc, argv)) {
+        return ringmaster::cli::printVersion("ringmaster-launch", ringmaster::supervisor::foundTrainerLine());
+    }
     QCoreApplication::setApplicationName(QStringLiteral("ringmaster-launch"));
     using namespace ringmaster::supervisor;
     // --test-metric-pattern: reads lines from stdin and prints the scalars they would give; no run.

@@ -14,7 +14,8 @@
 # Sets: RINGMASTER_TORCH_CUDA (the CUDA major.minor LibTorch was built with, empty without CUDA),
 #       RINGMASTER_TORCH_NCCL (its version), RINGMASTER_TORCH_NCCL_INCLUDE_DIR and
 #       RINGMASTER_TORCH_NCCL_VERSION_CODE (CUDA wheels),
-#       RINGMASTER_TORCH_LIBRARY_DIR (where libtorch*.so live: the trainer's run path),
+#       RINGMASTER_TORCH_LIBRARY_DIR (where libtorch*.so live; CMake's build run path points there, and
+#         build-trainer copies the binary with it),
 #       RINGMASTER_TORCH_EXPORTS_LIBSTDCXX (see below; ringmaster_link_torch acts on it).
 set(RINGMASTER_TORCH_PYTHON "" CACHE FILEPATH
   "A Python whose torch package's LibTorch the trainer is built against (empty: find_package(Torch) as found)")
@@ -23,6 +24,7 @@ set(RINGMASTER_TORCH_CUDA "")
 set(RINGMASTER_TORCH_NCCL_INCLUDE_DIR "")
 set(RINGMASTER_TORCH_NCCL_VERSION_CODE "")
 set(RINGMASTER_TORCH_NCCL "")
+set(RINGMASTER_TORCH_VERSION "")  # what the Python says (torch.__version__ without +local), tests compare
 
 # NCCL_VERSION_CODE as nccl.h computes it (NCCL_VERSION(X, Y, Z)): X*10000 + Y*100 + Z from 2.9 on.
 function(ringmaster_nccl_version_code version out)
@@ -112,16 +114,17 @@ if torch.version.cuda:
     endif()
   endforeach()
   message(STATUS "Ringmaster: torch ${torch_full_version} from ${RINGMASTER_TORCH_PYTHON}")
+  set(RINGMASTER_TORCH_VERSION "${torch_version}")
 
   if(torch_abi EQUAL 0)
     message(FATAL_ERROR "Ringmaster: torch ${torch_full_version} uses the pre-C++11 ABI (_GLIBCXX_USE_CXX11_ABI=0, "
       "as PyPI's 2.4-2.6 wheels do), but spdlog, fmt and Ringmaster's own libraries use the C++11 ABI: the trainer "
       "would link and corrupt memory. Use torch 2.7 or newer (scripts/setup-torch.sh installs 2.11.0)")
   endif()
-  if(torch_cuda AND torch_version VERSION_LESS 2.7)
-    message(FATAL_ERROR "Ringmaster: torch ${torch_full_version} is older than the CUDA build supports (2.7: the "
-      "NCCL group's bound device, eager connect and shutdown): use torch 2.7 or newer (scripts/setup-torch.sh "
-      "installs 2.11.0)")
+  if(torch_version VERSION_LESS 2.7)
+    message(FATAL_ERROR "Ringmaster: torch ${torch_full_version} is older than a wheel build supports (2.7: the "
+      "NCCL group's bound device, eager connect and shutdown, the allocator's statistics): use torch 2.7 or newer "
+      "(scripts/setup-torch.sh installs 2.11.0)")
   endif()
   if(torch_cuda)
     ringmaster_check_cuda_toolkit("${torch_version}" "${torch_cuda}")
@@ -170,14 +173,16 @@ if(RINGMASTER_TORCH_PYTHON)
       if(NOT location)
         get_target_property(location ${target} IMPORTED_LOCATION)
       endif()
-      if(location AND NOT location MATCHES "^${torch_library_dir}/")
+      string(FIND "${location}" "${torch_library_dir}/" at)
+      if(location AND NOT at EQUAL 0)
         message(FATAL_ERROR "Ringmaster: LibTorch's ${target} resolved to ${location}, not to the wheel's "
           "${torch_library_dir}: remove Torch_DIR, Caffe2_DIR and *_LIBRARY from the CMake cache (a fresh build folder)")
       endif()
     endif()
   endforeach()
   foreach(library IN LISTS TORCH_LIBRARIES)
-    if(library MATCHES "/lib(torch|c10)[^/]*\\.so$" AND NOT library MATCHES "^${torch_library_dir}/")
+    string(FIND "${library}" "${torch_library_dir}/" at)
+    if(library MATCHES "/lib(torch|c10)[^/]*\\.so$" AND NOT at EQUAL 0)
       message(FATAL_ERROR "Ringmaster: LibTorch's libraries include ${library}, not the wheel's "
         "${torch_library_dir}: remove Torch_DIR, Caffe2_DIR and *_LIBRARY from the CMake cache (a fresh build folder)")
     endif()

@@ -21,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 fail() { echo "build-trainer: $*" >&2; exit 2; }
-usage() { sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'; }
 
 python=
 build_dir=${XDG_CACHE_HOME:-$HOME/.cache}/ringmaster/trainer-build
@@ -45,30 +45,33 @@ done
 [ -n "$python" ] || fail "--python PYTHON is required: the interpreter whose PyTorch to build against (e.g. ~/venv/bin/python)"
 resolved=$(command -v -- "$python" 2>/dev/null) || fail "--python $python: no such program"
 python=$(cd "$(dirname "$resolved")" && pwd)/$(basename "$resolved")
-torch=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null) \
-  || fail "--python $python cannot import torch: name a Python with PyTorch installed (pip install torch)"
+torch=$("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null) || torch=
+[ -n "$torch" ] || fail "--python $python cannot import torch: name a Python with PyTorch installed (pip install torch)"
 
 # The sources: this checkout, or the copy an installed package keeps.
 source_dir=${RINGMASTER_SOURCE_DIR:-}
 if [ -z "$source_dir" ]; then
-  for candidate in "$here/.." /usr/share/ringmaster/trainer-source; do
+  # From a checkout (scripts/..), or installed as PREFIX/bin/ringmaster-build-trainer (PREFIX/share/...).
+  for candidate in "$here/.." "$here/../share/ringmaster/trainer-source"; do
     if [ -f "$candidate/core/trainer/CMakeLists.txt" ]; then source_dir=$(cd "$candidate" && pwd); break; fi
   done
 fi
-[ -n "$source_dir" ] || fail "the trainer's sources are not beside this script nor in /usr/share/ringmaster/trainer-source"
+[ -n "$source_dir" ] || fail "the trainer's sources are neither beside this script nor in $here/../share/ringmaster/trainer-source"
 command -v cmake >/dev/null || fail "cmake not found: install cmake 3.22 or newer (apt-get install cmake)"
 generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+# Ninja where it is there, unless the build folder was configured with another generator already.
+if command -v ninja >/dev/null && ! grep -qs '^CMAKE_GENERATOR:INTERNAL=' "$build_dir/CMakeCache.txt"; then generator=(-G Ninja); fi
 
 echo "build-trainer: ringmaster-trainer against torch $torch of $python, in $build_dir"
 mkdir -p "$build_dir"
 build_dir=$(cd "$build_dir" && pwd)
 log=$build_dir/build-trainer.log
-configure=(cmake -S "$source_dir" -B "$build_dir" "${generator[@]}" -DRINGMASTER_TRAINER_ONLY=ON
+configure=(cmake -S "$source_dir" -B "$build_dir" ${generator[@]+"${generator[@]}"} -DRINGMASTER_TRAINER_ONLY=ON
            -DRINGMASTER_TORCH_PYTHON="$python" -DRINGMASTER_BUILD_TESTS=$tests -DRINGMASTER_PYTHON="$python")
 [ -f "$build_dir/CMakeCache.txt" ] || configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
-if ! "${configure[@]}" "${cmake_args[@]}" > "$log" 2>&1; then
+# ${a[@]+"${a[@]}"}: an empty array under set -u on bash before 4.4 too.
+if ! "${configure[@]}" ${cmake_args[@]+"${cmake_args[@]}"} > "$log" 2>&1; then
   # The checks of cmake/RingmasterTorch.cmake say the cause and the fix in their first lines.
   grep -A8 -m1 "CMake Error" "$log" >&2 || tail -n 20 "$log" >&2
   echo "build-trainer: configure failed (log: $log)" >&2

@@ -17,13 +17,20 @@
 #     (checkpoint with the CUDA generator), and data held in host memory (--data-placement host: pinned,
 #     non-blocking copies) equals data on the GPU, bit for bit;
 #  6. prints samples/s of 2-4, the ratio to PyTorch, validation accuracy and peak GPU memory, and PASS/FAIL per
-#     stage; exit 1 when a stage failed. Every stage runs even when an earlier one failed (one lease, all the answers).
+#     stage; exit 1 when a stage failed. Stages 2-5 run even when an earlier one failed (one lease, all the
+#     answers); without a build or the dataset there is nothing to run. Bad input: one line, exit 2.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 deps=${1:-$here/.gpu-deps}
 python=${PYTHON:-python3}
 steps=${STEPS:-600}
 device=${GPU_CHECK_DEVICE:-cuda}
+bad() { echo "gpu-check: $*" >&2; exit 2; }
+case $device in cuda|cpu) ;; *) bad "GPU_CHECK_DEVICE=$device: give cuda (the default) or cpu" ;; esac
+[[ "$steps" =~ ^[0-9]+$ ]] && [ "$steps" -ge 40 ] || bad "STEPS=$steps: give a whole number of at least 40 (20 are warm-up)"
+if [ "$deps" != none ]; then
+  compgen -G "$deps/*.deb" >/dev/null || bad "$deps holds no .deb files: run scripts/gpu-deps.sh on a Debian 12 machine and carry .gpu-deps, or pass none"
+fi
 work=$(mktemp -d /tmp/ringmaster-gpu-check.XXXXXX)
 results=()
 failed=0

@@ -12,15 +12,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # the pinned CUDA PyTorch (scripts/setup-torch.sh) and install it where the launcher and the app look first
 # ($XDG_DATA_HOME/ringmaster/bin). RINGMASTER_GPU_TRAINER=yes builds it anyway, =no never.
 gpu_trainer=${RINGMASTER_GPU_TRAINER:-auto}
+case $gpu_trainer in auto|yes|no) ;; *) echo "run: RINGMASTER_GPU_TRAINER=$gpu_trainer: give auto, yes or no" >&2; exit 2 ;; esac
 if [ "$gpu_trainer" = auto ]; then
   gpu_trainer=no
   if compgen -G "/proc/driver/nvidia/gpus/*" >/dev/null || nvidia-smi -L >/dev/null 2>&1; then gpu_trainer=yes; fi
 fi
 if [ "$gpu_trainer" = yes ]; then
-  echo "run: NVIDIA GPUs here: building the GPU trainer against torch 2.11.0+cu130 (scripts/build-trainer.sh)"
-  "$here/scripts/setup-torch.sh"
-  "$here/scripts/build-trainer.sh" --python "${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python" \
-    --build-dir "${RINGMASTER_CUDA_BUILD_DIR:-$here/build-cuda}" --with-tests
+  echo "run: NVIDIA GPUs here: building the GPU trainer against scripts/torch-env.in's torch (scripts/build-trainer.sh)"
+  "$here/scripts/setup-torch.sh" && "$here/scripts/build-trainer.sh" --python "${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python" \
+    --build-dir "${RINGMASTER_CUDA_BUILD_DIR:-$here/build-cuda}" || {
+    echo "run: the GPU trainer could not be built (above); the main job needs it on this machine's GPUs" >&2; exit 1; }
 fi
 bin=${RINGMASTER_BUILD_DIR:-$here/build}/app
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$bin/ringmaster" ]; then

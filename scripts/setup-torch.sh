@@ -64,6 +64,10 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$lock_sum" ] && [ -x "$python" ]; t
   exit 0
 fi
 
+# Only a folder this script made (a venv) or an empty one is ever replaced: RINGMASTER_TORCH_ENV may name anything.
+if [ -e "$env_dir" ] && [ ! -f "$env_dir/pyvenv.cfg" ] && [ -n "$(ls -A "$env_dir" 2>/dev/null)" ]; then
+  fail "$env_dir exists and is not a Python environment: choose another RINGMASTER_TORCH_ENV or remove it"
+fi
 start=$(date +%s)
 echo "setup-torch: creating $env_dir from $lock (several GB: torch and its CUDA libraries)"
 rm -rf "$env_dir"

@@ -464,8 +464,9 @@ void MainWindow::updateActions()
     const bool active = state == RunState::Starting || state == RunState::Running || state == RunState::Stopping;
     const bool valid = m_jobForm->isValid();
     // GPUs here and a trainer without CUDA: a GPU job cannot run (the note says why and how to fix it).
+    // A job file naming a trainer of its own is checked at Start instead (pre-flight reads that trainer).
     const bool noGpuTrainer = m_trainerNote->blocksGpuRuns() && !m_jobForm->isSlurm() && !m_jobForm->isScript() &&
-                              m_gpuPanel->device() == QLatin1String("cuda");
+                              m_gpuPanel->device() == QLatin1String("cuda") && currentJob().trainerPath.isEmpty();
     m_start->setEnabled(!active && !checking && valid && !noGpuTrainer);
     if (checking) m_start->setToolTip(tr("Checking the job (ringmaster-trainer --validate-only)…"));
     else if (noGpuTrainer) m_start->setToolTip(m_trainerNote->gpuProblem());

@@ -14,6 +14,7 @@ TrainerNote::TrainerNote(QWidget* parent)
     setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(&m_watcher, &QFutureWatcher<supervisor::TrainerInfo>::finished, this, [this] {
         m_info = m_watcher.result();
+        m_checking = false;
         display();
     });
     refresh();
@@ -30,6 +31,7 @@ void TrainerNote::refresh()
         return;
     }
     setText(tr("Trainer: %1 (checking…)").arg(path));
+    m_checking = true;
     m_watcher.setFuture(QtConcurrent::run([path] { return supervisor::describeTrainer(path); }));
 }
 

@@ -22,7 +22,7 @@ public:
     // Finds the app's trainer (supervisor::locateTrainer, no job file) and reads its --version again.
     void refresh();
     void setGpusPresent(bool present);
-    bool isChecking() const { return m_watcher.isRunning(); }
+    bool isChecking() const { return m_checking; }
     const supervisor::TrainerInfo& info() const { return m_info; }
     // GPUs here, and the trainer has no CUDA: the one line that says so, else empty.
     QString gpuProblem() const;
@@ -36,6 +36,7 @@ private:
 
     QFutureWatcher<supervisor::TrainerInfo> m_watcher;
     supervisor::TrainerInfo m_info;
+    bool m_checking = false; // from refresh() to the answer shown (the watcher stops running before that)
     bool m_gpus = false;
 };
 

@@ -200,6 +200,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         return result;
     } else if (result.trainer = describeTrainer(result.trainerPath, cancelled); !result.trainer.known()) {
         result.error = result.trainer.error;
+        if (result.trainerPath == userTrainerPath()) {
+            // build-trainer's trainer outlived the PyTorch it was built against (a removed or upgraded venv).
+            result.error += QStringLiteral(": build it again (ringmaster-build-trainer --python PATH) or remove %1").arg(result.trainerPath);
+        }
         return result;
     }
     if (!(result.error = checkNotRunningNow(job)).isEmpty()) return result;
@@ -216,6 +220,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
     if (job.slurm.enabled) {
         // Slurm places the ranks: this machine's CPUs and GPUs are not the job's.
         if (!(result.error = checkSlurmJob(job)).isEmpty()) return result;
+        if (job.device == QLatin1String("cuda") && !job.isScript() && !result.trainer.hasCuda()) {
+            result.error = trainerWithoutCudaMessage(result.trainer); // the nodes run this same trainer
+            return result;
+        }
     } else if (job.device == QLatin1String("cpu")) {
         if (!(result.error = checkCpuRanks(job)).isEmpty()) return result;
     } else if (job.device == QLatin1String("cuda")) {

@@ -1,6 +1,7 @@
 #include "trainer_info.h"
 
 #include "check_run.h"
+#include "preflight.h"
 #include "program_checks.h"
 #include "trainer_version.h"
 
@@ -72,6 +73,14 @@ QString userTrainerPath()
 {
     return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/ringmaster/bin/") +
            QLatin1String(kTrainerProgramName);
+}
+
+QString foundTrainerLine()
+{
+    const QString path = locateTrainer(JobSpec{});
+    if (path.isEmpty()) return QStringLiteral("Trainer: ringmaster-trainer not found");
+    const TrainerInfo trainer = describeTrainer(path);
+    return QStringLiteral("Trainer: %1 (%2)").arg(path, trainer.summary());
 }
 
 QString trainerWithoutCudaMessage(const TrainerInfo& trainer)

@@ -35,6 +35,10 @@ TrainerInfo parseTrainerVersion(const QString& path, const QString& versionText)
 // build-trainer puts the trainer it builds.
 QString userTrainerPath();
 
+// "Trainer: PATH (LibTorch 2.11.0, CUDA 13.0, NCCL 2.28.9)": the trainer locateTrainer finds with no job file,
+// described (the launcher's and the app's --version; needs a QCoreApplication).
+QString foundTrainerLine();
+
 // The one line for a GPU job given a trainer without CUDA, naming the command that builds one.
 QString trainerWithoutCudaMessage(const TrainerInfo& trainer);
 

@@ -93,20 +93,15 @@ Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& option
         m_group = c10::make_intrusive<c10d::ProcessGroupGloo>(m_store, m_rank, m_worldSize, glooOptions);
     } else {
 #ifdef RINGMASTER_HAVE_NCCL
-        // How an NCCL failure ends, set before the group reads it (a value the user set wins). 2 (CleanUpOnly):
-        // on a collective timeout or a peer's failure the watchdog aborts the communicators and the next wait()
-        // throws, which this rank reports in one line before it exits; the default, 3, ends the process from the
-        // watchdog thread with SIGABRT and C++ stack frames.
-        ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", /*overwrite=*/0);
-        ::setenv("TORCH_NCCL_LOG_CPP_STACK_ON_UNCLEAN_SHUTDOWN", "0", /*overwrite=*/0);
+        // How a failure ends was set before any thread started (device_setup.h, setCudaEnvironment).
         auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
         ncclOptions->timeout = options.collectiveTimeout;
         auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(m_store, m_rank, m_worldSize, ncclOptions);
-        // Bound to this rank's device and connected now: no collective guesses the device (rank % GPUs, wrong
-        // when each rank sees only its own GPU), and a peer that cannot connect fails the start, not step 1.
+        // Bound to this rank's device: no collective guesses the device (rank % GPUs, wrong when each rank sees
+        // only its own GPU). connect() then makes the communicator at once.
         nccl->setBoundDeviceId(options.device);
-        nccl->eagerConnectSingleDevice(options.device);
         m_group = nccl;
+        m_device = options.device;
 #endif
     }
 }
@@ -114,6 +109,23 @@ Communicator::Communicator(const DistEnv& env, const CommunicatorOptions& option
 Communicator::~Communicator()
 {
     close(false);
+}
+
+void Communicator::connect()
+{
+#ifdef RINGMASTER_HAVE_NCCL
+    // NCCL makes its communicator at the first collective unless asked now: a peer that cannot connect then
+    // fails the start, with its own message, not step 1.
+    if (m_backend == "nccl" && m_group) {
+        try {
+            static_cast<c10d::ProcessGroupNCCL&>(*m_group).eagerConnectSingleDevice(m_device);
+        } catch (const std::exception& e) {
+            const std::string message = e.what();
+            throw std::runtime_error("NCCL could not connect rank " + std::to_string(m_rank) + " on " + m_device.str() +
+                                     ": " + message.substr(0, message.find('\n')));
+        }
+    }
+#endif
 }
 
 void Communicator::close(bool clean)

@@ -51,6 +51,8 @@ public:
     // Copies rank 0's buffers only (batch-norm statistics), as DDP's broadcast_buffers before a forward.
     void broadcastBuffersFromRankZero(torch::nn::Module& module);
     void barrier();
+    // Makes NCCL's communicator now (nothing for Gloo, which connected in the constructor).
+    void connect();
     // Ends the group: `clean` (every rank finished) shuts NCCL down after its pending work, otherwise its
     // communicators are aborted, so a dead peer cannot hold this rank at exit. Idempotent; the destructor
     // aborts a group nobody closed.
@@ -66,6 +68,7 @@ private:
     std::string m_backend;
     c10::intrusive_ptr<c10d::Store> m_store;
     c10::intrusive_ptr<compat::CollectiveBackend> m_group;
+    torch::Device m_device{torch::kCPU};
     bool m_closed = false;
 };
 

@@ -34,11 +34,19 @@ torch::Device selectDevice(const std::string& device, const DistEnv& env, std::s
 #endif
 }
 
+void setCudaEnvironment(bool deterministic)
+{
+    // How an NCCL failure ends. 2 (CleanUpOnly): on a collective timeout or a peer's failure the watchdog aborts
+    // the communicators and the next wait() throws, which the rank reports in one line before it exits; the
+    // default, 3, ends the process from the watchdog thread with SIGABRT and C++ stack frames.
+    ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", /*overwrite=*/0);
+    ::setenv("TORCH_NCCL_LOG_CPP_STACK_ON_UNCLEAN_SHUTDOWN", "0", /*overwrite=*/0);
+    // cuBLAS is deterministic only with a fixed workspace, chosen before its first handle exists.
+    if (deterministic) ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+}
+
 void useDeterministicAlgorithms()
 {
-    // cuBLAS is deterministic only with a fixed workspace, chosen before its first handle exists; a value the
-    // user set wins.
-    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
     auto& context = at::globalContext();
     context.setDeterministicAlgorithms(true, /*warn_only=*/false);
     context.setDeterministicCuDNN(true);
@@ -66,7 +74,7 @@ DeviceMemoryPeak peakDeviceMemory(const torch::Device& device)
 #ifdef RINGMASTER_HAVE_CUDA
     if (device.is_cuda()) {
         const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-        const auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+        constexpr std::size_t all = 0; // StatType::AGGREGATE (its namespace moved between 2.x releases)
         peak.allocatedBytes = stats.allocated_bytes[all].peak;
         peak.reservedBytes = stats.reserved_bytes[all].peak;
     }

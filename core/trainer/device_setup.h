@@ -21,7 +21,11 @@ namespace ringmaster::trainer {
 // fewer GPUs than local ranks). `note` receives how the device was chosen, for the log.
 torch::Device selectDevice(const std::string& device, const DistEnv& env, std::string* note);
 
-// Must run before the first CUDA call that creates a cuBLAS handle (it sets CUBLAS_WORKSPACE_CONFIG).
+// The environment LibTorch's CUDA parts read (how NCCL failures end; cuBLAS's fixed workspace when
+// `deterministic`), set before any thread starts (setenv is not safe beside a getenv) and before the first
+// CUDA call; a value the user set wins.
+void setCudaEnvironment(bool deterministic);
+// Deterministic kernels only, cuDNN deterministic and not benchmarking (after setCudaEnvironment).
 void useDeterministicAlgorithms();
 
 // Free memory of a CUDA device in bytes (0 for the CPU).

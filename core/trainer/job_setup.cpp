@@ -37,7 +37,8 @@ PreparedModel prepareModel(const TrainerConfig& config, const PreparedData& prep
     result.scripted = loadScriptedModel(config.model, device);
     result.model = result.scripted;
     const auto rows = std::min(checkRows, data.train.size());
-    const auto indices = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(device));
+    // Indices live where the data does (on the host with --data-placement host), the batch goes to `device`.
+    const auto indices = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(data.dataDevice()));
     const bool classes = prepared.loss == LossKind::CrossEntropy;
     const std::string because = classes ? "the labels have " + std::to_string(outputs) + " classes"
                                         : "the targets have " + std::to_string(outputs) + " column(s) (--loss " +

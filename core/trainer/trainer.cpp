@@ -107,6 +107,8 @@ int trainerMain(int argc, char** argv)
         std::fprintf(stderr, "ringmaster-trainer: error: %s\n", oneLineMessage(e).c_str());
         return kExitFailure;
     }
+    // Before any thread starts (the reporter's, the watchdogs'): setenv beside a getenv is not safe.
+    setCudaEnvironment(config.deterministic);
     log::toRankStreams(env.rank);
     if (!env.derivedFromSlurm.empty()) log::info("rendezvous from Slurm's environment: {}", env.derivedFromSlurm);
     installStopHandlers();
@@ -186,8 +188,10 @@ void Trainer::setUp()
     const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
     at::set_num_threads(threads);
 
-    // Before the first CUDA call: deterministic cuBLAS needs its workspace chosen before its first handle.
-    if (m_config.deterministic) useDeterministicAlgorithms();
+    if (m_config.deterministic) {
+        useDeterministicAlgorithms();
+        log::info("deterministic kernels only (cuDNN without benchmarking, cuBLAS's fixed workspace)");
+    }
     std::string deviceNote;
     m_device = selectDevice(m_config.device, m_env, &deviceNote);
     if (!deviceNote.empty()) log::info("device {}: {}", m_device.str(), deviceNote);
@@ -236,6 +240,7 @@ void Trainer::setUp()
                                 kExitFailure);
         m_communicator = std::make_unique<Communicator>(m_env, options);
     }
+    m_communicator->connect();
     if (m_scripted) requireSameModelOnEveryRank();
     m_communicator->broadcastFromRankZero(*m_model);
     // A user's model may view() its input, which a channels-last tensor refuses: default layout for it.

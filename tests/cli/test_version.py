@@ -38,7 +38,24 @@ def test_qt_program_version(program):
     cuda = "yes" if WITH_CUDA else "no"
     assert lines[3].startswith(f"CUDA: {cuda}")
     assert lines[4].startswith(f"NCCL: {cuda}")
-    assert len(lines) == 5
+    if program == "ringmaster-runs":
+        assert len(lines) == 5
+    else:
+        # The launcher and the app name the trainer they would run, as its own --version describes it.
+        assert len(lines) == 6
+        built = "CUDA " if WITH_CUDA else "CPU only"
+        assert lines[5].startswith(f"Trainer: {TRAINER} (LibTorch {LIBTORCH}, ") and built in lines[5], lines[5]
+
+
+def test_launcher_version_names_the_cuda_trainer_it_would_run():
+    cuda = os.environ.get("RINGMASTER_CUDA_TRAINER")
+    if not cuda:
+        pytest.skip("RINGMASTER_CUDA_TRAINER is not set (scripts/test.sh sets it to build-cuda's trainer)")
+    env = dict(os.environ, RINGMASTER_TRAINER=cuda)
+    out = subprocess.run([QT_PROGRAMS["ringmaster-launch"], "--version"], capture_output=True, text=True, timeout=120,
+                         env=env, check=True).stdout.splitlines()
+    assert re.fullmatch(rf"Trainer: {re.escape(os.path.abspath(cuda))} \(LibTorch 2\.\d+\.\d+, CUDA \d+\.\d+, NCCL \S+\)",
+                        out[5]), out
 
 
 def test_trainer_version():

@@ -6,12 +6,18 @@ import os
 import re
 import subprocess
 
+import pytest
+import torch
+
 from conftest import TRAINER, digest, run_single
 
 WITH_CUDA = os.environ.get("RINGMASTER_WITH_CUDA") == "1"
 EXPECTED_LIBTORCH = os.environ.get("RINGMASTER_EXPECTED_LIBTORCH", "")
 EXPECTED_CUDA = os.environ.get("RINGMASTER_EXPECTED_CUDA", "")
 EXPECTED_NCCL = os.environ.get("RINGMASTER_EXPECTED_NCCL", "")
+# The wheel's torch/lib (empty for Debian's LibTorch), and whether its libraries export libstdc++ symbols.
+EXPECTED_TORCH_LIBRARY_DIR = os.environ.get("RINGMASTER_EXPECTED_TORCH_LIBRARY_DIR", "")
+EXPORTS_LIBSTDCXX = os.environ.get("RINGMASTER_EXPORTS_LIBSTDCXX") == "1"
 EXIT_USAGE = 2  # protocol::kTrainerExitUsage
 WORLD_OF_ONE = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29999"}
@@ -36,6 +42,13 @@ def test_links_libtorch_cuda_and_nccl_only_in_the_cuda_build():
     assert "not found" not in libraries, libraries
     for name in ("libtorch_cuda.so", "libnccl.so.2", "libc10_cuda.so"):
         assert (name in libraries) == WITH_CUDA, (name, libraries)
+    # Every LibTorch library is the named wheel's (Debian's libtorch-dev is installed beside it here).
+    resolved = re.findall(r"^\s*(lib(?:torch|c10)\S*\.so\S*)\s+=>\s+(\S+)", libraries, re.M)
+    assert resolved, libraries
+    if EXPECTED_TORCH_LIBRARY_DIR:
+        wheel = os.path.realpath(EXPECTED_TORCH_LIBRARY_DIR)
+        for name, path in resolved:
+            assert os.path.realpath(path).startswith(wheel + os.sep), (name, path, wheel)
 
 
 def needed():
@@ -49,8 +62,12 @@ def test_libstdcxx_comes_before_libtorch_where_libtorch_exports_its_symbols():
     order = needed()
     torch_libraries = [i for i, name in enumerate(order) if name.startswith(("libtorch", "libc10"))]
     assert torch_libraries, order
-    if WITH_CUDA:
+    if EXPORTS_LIBSTDCXX:
         assert order.index("libstdc++.so.6") < min(torch_libraries), order
+
+
+# On a machine with a GPU these requests train instead: the refusals are for machines without one.
+no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is visible here")
 
 
 def one_line_refusal(args, tmp_path):
@@ -66,6 +83,7 @@ def one_line_refusal(args, tmp_path):
     return lines[0]
 
 
+@no_gpu
 def test_cuda_request_without_a_gpu_is_one_line(tmp_path):
     line = one_line_refusal(["--device", "cuda", "--max-steps", "1"], tmp_path)
     assert "--device cuda" in line and "--device cpu" in line, line
@@ -75,6 +93,7 @@ def test_cuda_request_without_a_gpu_is_one_line(tmp_path):
         assert "without CUDA" in line and "build-trainer.sh" in line, line
 
 
+@no_gpu
 def test_nccl_forced_on_one_rank_without_a_gpu_is_one_line(tmp_path):
     line = one_line_refusal(["--device", "cuda", "--backend", "nccl", "--force-collectives", "true",
                              "--max-steps", "1"], tmp_path)
@@ -94,4 +113,5 @@ def test_deterministic_kernels_change_nothing_on_cpu(tmp_path):
     assert code == 0, plain
     code, strict = run_single(args + ["--deterministic", "true", "--out", str(tmp_path / "strict")])
     assert code == 0, strict
+    assert "deterministic kernels only" in strict and "deterministic kernels only" not in plain, strict
     assert digest(plain) is not None and digest(plain) == digest(strict)
