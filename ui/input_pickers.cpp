@@ -14,12 +14,18 @@ namespace {
 
 // A long file name must not widen the panel: the combo boxes size to this many characters at least.
 constexpr int kComboMinimumCharacters = 12;
-constexpr int kBuiltinModels = 3;
 constexpr double kDefaultHoldOut = 0.1;
 constexpr double kMinHoldOut = 0.001;
 constexpr double kMaxHoldOut = 0.999; // the trainer takes 0 <= F < 1; 0 is "None"
 constexpr double kHoldOutStep = 0.05;
 constexpr int kHoldOutDecimals = 3;
+
+// The trainer's built-in models, in the order the model box lists them.
+const QStringList& builtinModels()
+{
+    static const QStringList names{QStringLiteral("cnn"), QStringLiteral("mlp"), QStringLiteral("linear")};
+    return names;
+}
 
 } // namespace
 
@@ -40,10 +46,16 @@ bool validImageSize(const QString& text)
     return match.hasMatch() && match.captured(1).toLongLong() > 0 && match.captured(2).toLongLong() > 0;
 }
 
+bool isBuiltinModel(const QString& model)
+{
+    return builtinModels().contains(model);
+}
+
 ModelBox::ModelBox(QWidget* parent)
     : QComboBox(parent)
 {
-    addItems({QStringLiteral("cnn"), QStringLiteral("mlp"), QStringLiteral("linear"), tr("Model file…")});
+    addItems(builtinModels());
+    addItem(tr("Model file…"));
     setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     setMinimumContentsLength(kComboMinimumCharacters);
     setToolTip(tr("Built-in model: cnn (2 conv + 2 linear), mlp (784-256-10), linear (10-input regression on synthetic data); "
@@ -69,7 +81,7 @@ QString ModelBox::model() const
 void ModelBox::setModel(const QString& model)
 {
     const int builtin = findText(model);
-    if (model.isEmpty() || (builtin >= 0 && builtin < kBuiltinModels)) {
+    if (model.isEmpty() || (builtin >= 0 && builtin < static_cast<int>(builtinModels().size()))) {
         setCurrentIndex(std::max(builtin, 0));
         return;
     }

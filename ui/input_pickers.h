@@ -21,6 +21,8 @@ namespace ringmaster::ui {
 
 // The trainer's built-in data names (fashion-mnist, synthetic), as opposed to a path.
 bool isBuiltinData(const QString& data);
+// The trainer's built-in models (cnn, mlp, linear), as opposed to a TorchScript file's path.
+bool isBuiltinModel(const QString& model);
 // Data read from a CSV file, where a label column can be named.
 bool isCsv(const QString& data);
 // --image-size text: H,W with both above zero.

@@ -429,10 +429,19 @@ QStringList JobForm::probeArguments() const
     return arguments;
 }
 
+QString JobForm::heldInput() const
+{
+    for (const QString& shown : {m_model->model(), m_data->currentText().trimmed(), m_validation->pathEdit()->text().trimmed()}) {
+        if (!shown.isEmpty() && m_heldInputs.contains(shown)) return shown;
+    }
+    return {};
+}
+
 void JobForm::requestProbe(bool inputsChecked)
 {
     QStringList key;
-    if (inputsChecked) key = QStringList{supervisor::locateTrainer(m_base)} + probeArguments();
+    // The trainer the app found itself, never a job file's trainer_path (that one is checked at Start).
+    if (inputsChecked && heldInput().isEmpty()) key = QStringList{supervisor::locateTrainer(supervisor::JobSpec{})} + probeArguments();
     if (key == m_probeKey) return; // an edit elsewhere (the world size, the learning rate): the answer stands
     m_probeKey = key;
     m_probe->cancel();
@@ -459,7 +468,14 @@ void JobForm::showProbe()
         note->setVisible(!text.isEmpty());
     };
     const ProbeOutcome& outcome = m_probeOutcome;
-    if (m_probePending) {
+    if (const QString held = heldInput(); !held.isEmpty()) {
+        const bool model = held == m_model->model();
+        const QString note = tr("%1 is named by the job file: read only when you press Start (a TorchScript model or a "
+                                "tensor file runs code of its own in LibTorch)")
+                                 .arg(QFileInfo(held).fileName());
+        show(m_modelNote, model ? note : QString(), kNoteStyle);
+        show(m_dataNote, model ? QString() : note, kNoteStyle);
+    } else if (m_probePending) {
         show(m_modelNote, tr("checking…"), kNoteStyle);
         show(m_dataNote, tr("checking…"), kNoteStyle);
     } else if (outcome.answered()) {
@@ -474,10 +490,23 @@ void JobForm::showProbe()
     }
 }
 
-void JobForm::setJob(const supervisor::JobSpec& job)
+void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
 {
     m_base = job;
     const QJsonObject& t = job.trainer;
+    m_heldInputs.clear();
+    if (source == JobSource::File) {
+        // A TorchScript model runs its own operators and a tensor file goes through LibTorch's unpickler: a
+        // file from someone else that names one is read at Start, not by the probe. Folders (IDX, images) and
+        // CSV tables are data, and the app's own trainer may read them now.
+        const QString model = textOption(t, "model", QString());
+        if (!model.isEmpty() && !isBuiltinModel(model)) m_heldInputs << model;
+        for (const char* key : {"data", "val_data"}) {
+            const QString path = textOption(t, key, QString());
+            if (!path.isEmpty() && !isBuiltinData(path) && !QFileInfo(path).isDir() && !isCsv(path)) m_heldInputs << path;
+        }
+    }
+    m_script->setJob(job, source == JobSource::File);
     m_model->setModel(textOption(t, "model", QStringLiteral("cnn")));
     m_data->setCurrentText(textOption(t, "data", QStringLiteral("fashion-mnist")));
     const QString validation = textOption(t, "val_data", QString());
@@ -507,7 +536,6 @@ void JobForm::setJob(const supervisor::JobSpec& job)
     m_output->setText(job.outputRoot);
     m_maxRestarts->setValue(job.maxRestarts);
     m_heartbeat->setValue(job.isScript() && !job.heartbeatTimeoutGiven ? kHangDetectionOff : job.heartbeatTimeoutSec);
-    m_script->setJob(job);
     m_slurm->setJob(job);
     m_kind->setCurrentIndex(job.isScript() ? kUserScript : kBuiltInTrainer);
     m_where->setCurrentIndex(job.slurm.enabled ? kSlurmCluster : kThisMachine);

@@ -46,8 +46,17 @@ class JobForm : public QWidget
 public:
     explicit JobForm(QWidget* parent = nullptr);
 
+    // Where a job came from: the user's own (the defaults, the last job) or a file that may be someone else's
+    // (Load job…, a *.ringmaster.json opened from the file manager, a run folder's job.json). Nothing a file
+    // names runs or is read before Start: the probe always runs the trainer the app found itself (never the
+    // file's trainer_path), and skips a TorchScript model or a tensor file the file named (both are code to
+    // LibTorch) until the user picks another; a script's interpreter given as a path waits for Start too.
+    enum class JobSource { Own, File };
     // Fills the fields from a job (the GPU/CPU selection is the GPU panel's).
-    void setJob(const supervisor::JobSpec& job);
+    void setJob(const supervisor::JobSpec& job, JobSource source = JobSource::Own);
+    // The model or data file a job file named that is not read before Start while the field still shows it
+    // (empty: none; the probe runs).
+    QString heldInput() const;
     // The job the fields describe, with the given rank layout (ignored under Slurm: SlurmFields::apply).
     supervisor::JobSpec job(const QString& device, int cpuRanks, const QList<int>& gpus) const;
     // The world size of this machine's ranks, for the global batch and the "no ranks" check.
@@ -172,6 +181,7 @@ private:
     DataProbe* m_probe;
     QTimer m_probeDebounce;
     QStringList m_probeKey;              // trainer and arguments of the probe pending or answered; empty: none
+    QStringList m_heldInputs;            // a job file's model and tensor-file paths, not read before Start
     ProbeOutcome m_probeOutcome;         // its answer (Kind::None until it comes)
     bool m_probePending = false;
 };

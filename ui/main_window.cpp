@@ -227,9 +227,10 @@ supervisor::JobSpec MainWindow::currentJob() const
     return m_jobForm->job(m_gpuPanel->device(), m_gpuPanel->cpuRanks(), m_gpuPanel->selectedGpus());
 }
 
-void MainWindow::loadJob(const supervisor::JobSpec& job)
+void MainWindow::loadJob(const supervisor::JobSpec& job, JobForm::JobSource source)
 {
-    m_jobForm->setJob(job);
+    m_jobForm->setJob(job, source);
+    m_trainerNote->setJobTrainer(job.trainerPath);
     if (m_gpuPanel->hasGpus() && job.device == QLatin1String("cuda")) m_gpuPanel->setSelectedGpus(job.gpus);
     if (job.device == QLatin1String("cpu")) m_gpuPanel->setCpuRanks(job.nproc);
 }
@@ -302,7 +303,7 @@ bool MainWindow::newJobFromRun(const QString& runDir)
         job.trainerPath.clear();
         job.resume.clear();
         job.slurm.jobId.clear();   // a new submission gets its own
-        loadJob(job);
+        loadJob(job, JobForm::JobSource::File); // a run folder may come from someone else
     } catch (const supervisor::JobError& e) {
         showBanner(tr("<b>Not loaded:</b> %1").arg(e.message().toHtmlEscaped()), true);
         return false;
@@ -508,7 +509,7 @@ void MainWindow::saveJobAs()
 bool MainWindow::openJobFile(const QString& path, QString* error)
 {
     try {
-        loadJob(supervisor::JobSpec::load(path));
+        loadJob(supervisor::JobSpec::load(path), JobForm::JobSource::File);
         return true;
     } catch (const supervisor::JobError& e) {
         showBanner(tr("Not loaded: %1. The form keeps the job it had; fix the file, or use <i>Load job…</i>.")
@@ -526,7 +527,7 @@ void MainWindow::openJob()
     if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return;
     const QString path = dialog.selectedFiles().first();
     try {
-        loadJob(supervisor::JobSpec::load(path));
+        loadJob(supervisor::JobSpec::load(path), JobForm::JobSource::File);
     } catch (const supervisor::JobError& e) {
         QMessageBox::warning(this, tr("Load job"), e.message());
     }

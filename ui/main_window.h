@@ -15,6 +15,7 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include "job_form.h"
 #include "job_spec.h"
 #include "preflight.h"
 #include "run_types.h"
@@ -33,7 +34,6 @@ namespace ringmaster::ui {
 class EvalTable;
 class GpuPanel;
 class TrainerNote;
-class JobForm;
 class LogPanel;
 class LossChart;
 class RankTable;
@@ -48,7 +48,8 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    void loadJob(const supervisor::JobSpec& job);
+    // `source`: JobForm::JobSource::File for a job from a file (nothing it names runs before Start).
+    void loadJob(const supervisor::JobSpec& job, JobForm::JobSource source = JobForm::JobSource::Own);
     // Loads the job file PATH into the form: the app's JOB argument, e.g. a *.ringmaster.json opened from
     // the file manager. A file that cannot be read or is not a valid job leaves the form as it was, puts
     // the reason in the banner and in ERROR, and gives false.

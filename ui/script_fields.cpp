@@ -104,8 +104,10 @@ ScriptFields::ScriptFields(QWidget* parent)
     showCheck();
 }
 
-void ScriptFields::setJob(const supervisor::JobSpec& job)
+void ScriptFields::setJob(const supervisor::JobSpec& job, bool fromFile)
 {
+    // A bare name is looked up on the user's own PATH; a path is whatever file the job file points at.
+    m_heldPython = fromFile && job.python.contains(QLatin1Char('/')) ? job.python : QString();
     m_script->setText(job.script);
     QStringList quoted;
     for (const QString& argument : job.scriptArgs) {
@@ -147,8 +149,9 @@ void ScriptFields::setActive(bool active)
 void ScriptFields::scheduleCheck()
 {
     const QString python = m_python->text().trimmed();
-    // Nothing to ask while unused, for an empty field, or when the answer for this text is in.
-    m_checkPending = m_active && !python.isEmpty() && python != m_checkedFor;
+    // Nothing to ask while unused, for an empty field, when the answer for this text is in, or for a job
+    // file's interpreter the user has not chosen (pre-flight checks it at Start).
+    m_checkPending = m_active && !python.isEmpty() && python != m_checkedFor && python != m_heldPython;
     if (m_checkPending) m_checkDebounce.start();
     else m_checkDebounce.stop();
     showCheck();
@@ -177,6 +180,9 @@ void ScriptFields::showCheck()
     } else if (answered) {
         m_interpreterNote->setText(m_checked.error);
         m_interpreterNote->setStyleSheet(QLatin1String(kErrorStyle));
+    } else if (!m_heldPython.isEmpty() && m_python->text().trimmed() == m_heldPython) {
+        m_interpreterNote->setText(tr("named by the job file: run (to check that it imports torch) only when you press Start"));
+        m_interpreterNote->setStyleSheet(QLatin1String(kNoteStyle));
     } else {
         m_interpreterNote->clear();
     }

@@ -27,7 +27,9 @@ class ScriptFields : public QGroupBox
 public:
     explicit ScriptFields(QWidget* parent = nullptr);
 
-    void setJob(const supervisor::JobSpec& job);
+    // `fromFile`: a job file (maybe someone else's) named the interpreter; given as a path, it is not run (the
+    // torch check) before Start, while the field still shows it.
+    void setJob(const supervisor::JobSpec& job, bool fromFile = false);
     // Writes the script, its arguments, the interpreter, the patterns and the TensorBoard folder.
     void apply(supervisor::JobSpec* job) const;
     // The panel is in use: checks its interpreter (and re-checks when it changes); inactive: none.
@@ -51,6 +53,7 @@ Q_SIGNALS:
     void changed();
 
 private:
+    QString m_heldPython; // a job file's interpreter path, checked at Start rather than now
     QStringList patterns() const;
     void scheduleCheck();
     void onChecked();

@@ -35,6 +35,13 @@ void TrainerNote::refresh()
     m_watcher.setFuture(QtConcurrent::run([path] { return supervisor::describeTrainer(path); }));
 }
 
+void TrainerNote::setJobTrainer(const QString& path)
+{
+    if (m_jobTrainer == path) return;
+    m_jobTrainer = path;
+    if (!isChecking()) display();
+}
+
 void TrainerNote::setGpusPresent(bool present)
 {
     if (m_gpus == present) return;
@@ -52,9 +59,13 @@ void TrainerNote::display()
 {
     const QString problem = gpuProblem();
     const bool bad = !problem.isEmpty() || !m_info.error.isEmpty();
-    setText(!problem.isEmpty() ? problem
-            : m_info.known()   ? tr("Trainer: %1 (%2)").arg(m_info.path, m_info.summary())
-                               : tr("Trainer: %1").arg(m_info.error));
+    QString text = !problem.isEmpty() ? problem
+                   : m_info.known()   ? tr("Trainer: %1 (%2)").arg(m_info.path, m_info.summary())
+                                      : tr("Trainer: %1").arg(m_info.error);
+    if (!m_jobTrainer.isEmpty()) {
+        text += QLatin1Char('\n') + tr("The job names the trainer %1: it is checked when you press Start, and not run before").arg(m_jobTrainer);
+    }
+    setText(text);
     setToolTip(tr("The ringmaster-trainer this app runs for the built-in trainer (a job file's trainer is checked at Start)"));
     setStyleSheet(bad ? QStringLiteral("color: #611a15;") : QStringLiteral("color: #455a64;"));
     Q_EMIT changed();

@@ -22,6 +22,8 @@ public:
     // Finds the app's trainer (supervisor::locateTrainer, no job file) and reads its --version again.
     void refresh();
     void setGpusPresent(bool present);
+    // The trainer a loaded job names (launch.trainer_path; empty: none): not run before Start, and said so.
+    void setJobTrainer(const QString& path);
     bool isChecking() const { return m_checking; }
     const supervisor::TrainerInfo& info() const { return m_info; }
     // GPUs here, and the trainer has no CUDA: the one line that says so, else empty.
@@ -38,6 +40,7 @@ private:
     supervisor::TrainerInfo m_info;
     bool m_checking = false; // from refresh() to the answer shown (the watcher stops running before that)
     bool m_gpus = false;
+    QString m_jobTrainer;
 };
 
 } // namespace ringmaster::ui

@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "control_characters.h"
 #include "slurm/batch_script.h"
 
 namespace ringmaster::supervisor {
@@ -204,6 +205,9 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
         throw JobError(QStringLiteral("%1: \"trainer\" flags cannot be used with \"launch.script\" (they belong to "
                                       "ringmaster-trainer): remove them, or pass the script its own \"launch.script_args\"")
                            .arg(origin));
+    }
+    if (const QString problem = controlCharacterProblem(job); !problem.isEmpty()) {
+        throw JobError(QStringLiteral("%1: %2").arg(origin, problem));
     }
     return job;
 }

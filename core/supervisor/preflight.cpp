@@ -1,6 +1,7 @@
 #include "preflight.h"
 
 #include "check_run.h"
+#include "control_characters.h"
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "metric_line_parser.h"
@@ -190,6 +191,8 @@ QString locateInterpreter(const QString& python)
 PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancelled)
 {
     PreflightResult result;
+    // The command line's flags and the app's fields, as JobSpec::fromJson checks a file's.
+    if (!(result.error = controlCharacterProblem(job)).isEmpty()) return result;
     if (job.isScript()) {
         if (!(result.error = checkScriptFiles(job, &result)).isEmpty()) return result;
     } else if (result.trainerPath = locateTrainer(job); result.trainerPath.isEmpty() || !QFileInfo(result.trainerPath).isExecutable()) {

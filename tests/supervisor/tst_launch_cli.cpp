@@ -185,6 +185,45 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(root.filePath(QStringLiteral("runs"))));
     }
 
+    // Issue 22's second way in: a newline in a job file's run directory went raw into the Slurm batch script's
+    // comment line and ran what followed. Refused before anything is written or submitted, for the job file's
+    // key and for the flag alike; no file appears.
+    void controlCharactersInPathsRunNothing_data()
+    {
+        QTest::addColumn<bool>("inFile");
+        QTest::newRow("job file run_dir") << true;
+        QTest::newRow("--out flag") << false;
+    }
+    void controlCharactersInPathsRunNothing()
+    {
+        QFETCH(bool, inFile);
+        QTemporaryDir root;
+        const QString injected = root.filePath(QStringLiteral("INJECTED"));
+        const QString runDir = root.filePath(QStringLiteral("runs/z\ntouch ")) + injected + QStringLiteral(" #");
+        QStringList arguments;
+        if (inFile) {
+            QFile job(root.filePath(QStringLiteral("job.ringmaster.json")));
+            QVERIFY(job.open(QIODevice::WriteOnly));
+            job.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                                {QStringLiteral("launch"), QJsonObject{{QStringLiteral("run_dir"), runDir},
+                                                                                       {QStringLiteral("slurm"), QJsonObject{{QStringLiteral("nodes"), 1}}}}}})
+                          .toJson());
+            job.close();
+            arguments << job.fileName();
+        } else {
+            arguments << QStringLiteral("--slurm") << QStringLiteral("--out") << runDir;
+        }
+        LaunchProcess launch;
+        launch.start(arguments + QStringList{QStringLiteral("--trainer"), trainerPath()});
+        QVERIFY(launch.process.waitForFinished(60000));
+        launch.read();
+        QCOMPARE(launch.process.exitCode(), 2);
+        QVERIFY2(launch.output.contains(QStringLiteral("\"launch.run_dir\" (--out) holds a newline (\\n)")), qPrintable(launch.output));
+        QVERIFY2(launch.output.trimmed().count(QLatin1Char('\n')) == 0, qPrintable(launch.output));
+        QVERIFY(!QFileInfo::exists(injected));
+        QVERIFY2(!QDir(root.filePath(QStringLiteral("runs"))).exists(), "nothing may be written for a refused job");
+    }
+
     // The job file may name the real trainer, and --trainer on the command line may name anything.
     void jobFileMayNameTheTrainer()
     {

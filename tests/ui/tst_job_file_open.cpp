@@ -10,12 +10,17 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "job_file_dialog.h"
+#include "input_pickers.h"
 #include "main_window.h"
+#include "run_supervisor.h"
+#include "script_fields.h"
+#include "trainer_note.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -105,6 +110,83 @@ private Q_SLOTS:
         QCOMPARE(compact(window.currentJob()), before);
         QVERIFY(window.banner()->isVisibleTo(&window));
         QVERIFY2(window.banner()->text().contains(error.toHtmlEscaped()), qPrintable(window.banner()->text()));
+    }
+
+    // Issue 22's first way in: opening a job file ran the program it names (the form's probe ran its
+    // launch.trainer_path, the interpreter check its launch.python) and the probe read the model it names.
+    // Nothing a file names runs or is read before Start: the probe runs the app's own trainer, a job file's
+    // interpreter path and TorchScript model wait for Start; Start then refuses the foreign trainer with the
+    // name check's message. The stand-ins write a marker when run; the marker must never appear.
+    void nothingAJobFileNamesRunsBeforeStart()
+    {
+        const QByteArray savedTrainer = qgetenv("RINGMASTER_TRAINER");
+        qputenv("RINGMASTER_TRAINER", qgetenv("RINGMASTER_REAL_TRAINER")); // the app's own trainer
+        const auto restore = qScopeGuard([savedTrainer] { qputenv("RINGMASTER_TRAINER", savedTrainer); });
+        QTemporaryDir dir;
+        const QString marker = dir.filePath(QStringLiteral("RAN"));
+        auto standIn = [&](const QString& path) {
+            writeFile(path, QStringLiteral("#!/bin/sh\necho \"$0 $*\" >> '%1'\nexit 0\n").arg(marker).toUtf8());
+            QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        };
+        const QString pwn = dir.filePath(QStringLiteral("Downloads/pwn.sh"));
+        QDir().mkpath(QFileInfo(pwn).absolutePath());
+        standIn(pwn);
+        const QString python = dir.filePath(QStringLiteral("bin/python3"));
+        QDir().mkpath(QFileInfo(python).absolutePath());
+        standIn(python);
+        const QString model = dir.filePath(QStringLiteral("model.pt"));
+        writeFile(model, "not read before Start");
+        const QString runs = dir.filePath(QStringLiteral("runs"));
+
+        const QString trainerJob = dir.filePath(QStringLiteral("trainer.ringmaster.json"));
+        writeFile(trainerJob, QJsonDocument(QJsonObject{
+            {QStringLiteral("version"), 1},
+            {QStringLiteral("launch"), QJsonObject{{QStringLiteral("device"), QStringLiteral("cpu")}, {QStringLiteral("nproc"), 1},
+                                                   {QStringLiteral("trainer_path"), pwn}, {QStringLiteral("output_root"), runs}}},
+            {QStringLiteral("trainer"), QJsonObject{{QStringLiteral("model"), model}, {QStringLiteral("max_steps"), 1}}}}).toJson());
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        QVERIFY(window.openJobFile(trainerJob));
+        JobForm* form = window.jobForm();
+        QCOMPARE(form->heldInput(), model);
+        QVERIFY(!form->isProbing()); // no probe scheduled: nothing will read the model
+        QVERIFY2(form->modelNote()->text().contains(QStringLiteral("read only when you press Start")), qPrintable(form->modelNote()->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.trainerNote()->isChecking(), kProcessTimeoutMs);
+        QVERIFY2(window.trainerNote()->text().contains(QStringLiteral("The job names the trainer %1").arg(pwn)),
+                 qPrintable(window.trainerNote()->text()));
+        // Another model is the user's own choice: the probe runs, with the app's trainer.
+        form->modelBox()->setModel(QStringLiteral("cnn"));
+        QVERIFY(form->heldInput().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!form->isProbing(), kProcessTimeoutMs);
+        QVERIFY2(form->probeOutcome().answered(), qPrintable(form->probeOutcome().message));
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kProcessTimeoutMs);
+        QVERIFY(!QFile::exists(marker));
+        // Start: pre-flight's name check refuses the file's trainer before running it.
+        QVERIFY(window.startRun());
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isCheckingStart(), kProcessTimeoutMs);
+        QVERIFY2(window.banner()->text().contains(
+                     QStringLiteral("\"launch.trainer_path\" %1 is not ringmaster-trainer").arg(pwn).toHtmlEscaped()),
+                 qPrintable(window.banner()->text()));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
+
+        // A script job whose interpreter is the stand-in: not run to check it, and said so.
+        const QString script = dir.filePath(QStringLiteral("train.py"));
+        writeFile(script, "print('hi')\n");
+        const QString scriptJob = dir.filePath(QStringLiteral("script.ringmaster.json"));
+        writeFile(scriptJob, QJsonDocument(QJsonObject{
+            {QStringLiteral("version"), 1},
+            {QStringLiteral("launch"), QJsonObject{{QStringLiteral("device"), QStringLiteral("cpu")}, {QStringLiteral("nproc"), 1},
+                                                   {QStringLiteral("script"), script}, {QStringLiteral("python"), python},
+                                                   {QStringLiteral("output_root"), runs}}}}).toJson());
+        QVERIFY(window.openJobFile(scriptJob));
+        QVERIFY(form->isScript());
+        QVERIFY(!form->scriptFields()->isChecking()); // no interpreter check scheduled
+        QVERIFY2(form->scriptFields()->interpreterNote()->text().contains(QStringLiteral("only when you press Start")),
+                 qPrintable(form->scriptFields()->interpreterNote()->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(!form->isChecking(), kProcessTimeoutMs);
+        QVERIFY(!QFile::exists(marker));
+        QVERIFY(!QFileInfo::exists(runs));
     }
 
     // The built app: a bad JOB file is one stderr line; with --start nothing starts and it exits 2.

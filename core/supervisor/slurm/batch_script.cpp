@@ -6,6 +6,8 @@
 #include <QSaveFile>
 #include <QStringList>
 
+#include "../control_characters.h"
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -100,8 +102,30 @@ QString slurmJobProblem(const JobSpec& job, const SlurmRequest& request)
     return {};
 }
 
+QString batchScriptProblem(const BatchScriptInput& input)
+{
+    const QString values[] = {input.runDir, input.jobFile, input.trainerPath, input.interpreterPath, input.scriptPath,
+                              input.helperDir, input.resumeFrom, input.job.device, input.request.partition,
+                              input.request.account, input.request.time};
+    for (const QString& value : values) {
+        if (const QString found = controlCharacterIn(value); !found.isEmpty()) {
+            return QStringLiteral("the batch script would hold %1 (in \"%2\"): paths and names cannot hold control characters")
+                .arg(found, value.simplified());
+        }
+    }
+    if (const QString problem = controlCharacterProblem(input.job); !problem.isEmpty()) return problem;
+    for (const QString& extra : input.request.extraArgs) {
+        if (const QString found = controlCharacterIn(extra); !found.isEmpty()) {
+            return QStringLiteral("the batch script would hold %1 (in an extra sbatch option)").arg(found);
+        }
+    }
+    return {};
+}
+
 QString batchScriptText(const BatchScriptInput& input)
 {
+    // Never written with a control character in an interpolated value, whatever the caller checked.
+    if (!batchScriptProblem(input).isEmpty()) return {};
     const JobSpec& job = input.job;
     const SlurmRequest& request = input.request;
     const int tasksPerNode = slurmTasksPerNode(job, request);
@@ -192,6 +216,10 @@ QString batchScriptText(const BatchScriptInput& input)
 
 QString writeBatchScript(const BatchScriptInput& input, QString* error)
 {
+    if (const QString problem = batchScriptProblem(input); !problem.isEmpty()) {
+        *error = problem;
+        return {};
+    }
     const QString path = QDir(input.runDir).filePath(QLatin1String(kBatchScriptRelativePath));
     const QString folder = QFileInfo(path).absolutePath();
     if (!QDir().mkpath(folder)) {

@@ -44,7 +44,10 @@ int slurmTasksPerNode(const JobSpec& job, const SlurmRequest& request);
 // One line naming what in the job cannot run under Slurm and the fix, or empty when it can.
 QString slurmJobProblem(const JobSpec& job, const SlurmRequest& request);
 
-// The script's text. The input must have passed slurmJobProblem().
+// One line naming a value the script would interpolate that holds a control character (a newline would end a
+// comment line and start a command), or empty. Pre-flight refuses such jobs first (control_characters.h).
+QString batchScriptProblem(const BatchScriptInput& input);
+// The script's text; empty when batchScriptProblem() is not. The input must have passed slurmJobProblem().
 QString batchScriptText(const BatchScriptInput& input);
 // Writes RUN_DIR/slurm/job.sbatch (creating slurm/; atomically, executable) and returns its path, or
 // returns empty with *error set (one line) and leaves no file behind.

@@ -69,7 +69,6 @@ const QList<QPair<QString, QString>>& reservedOptions()
         {QStringLiteral("ntasks-per-node"), QStringLiteral("launch.slurm.ntasks_per_node")},
         {QStringLiteral("ntasks"), QStringLiteral("launch.slurm.ntasks_per_node")},
         {QStringLiteral("gpus-per-node"), QStringLiteral("launch.slurm.gpus_per_node")},
-        {QStringLiteral("gres"), QStringLiteral("launch.slurm.gpus_per_node")},
         {QStringLiteral("partition"), QStringLiteral("launch.slurm.partition")},
         {QStringLiteral("time"), QStringLiteral("launch.slurm.time")},
         {QStringLiteral("account"), QStringLiteral("launch.slurm.account")},
@@ -81,6 +80,43 @@ const QList<QPair<QString, QString>>& reservedOptions()
         {QStringLiteral("wrap"), QStringLiteral("the batch script")},
     };
     return reserved;
+}
+
+// What "extra_args" may set: sbatch options that shape the allocation, schedule or label the job, and touch
+// neither what runs, nor where, nor its environment. Matched by full name (sbatch also takes abbreviations).
+const QStringList& harmlessOptions()
+{
+    static const QStringList names{
+        QStringLiteral("mem"), QStringLiteral("mem-per-cpu"), QStringLiteral("mem-per-gpu"), QStringLiteral("cpus-per-task"),
+        QStringLiteral("cpus-per-gpu"), QStringLiteral("qos"), QStringLiteral("constraint"), QStringLiteral("exclusive"),
+        QStringLiteral("reservation"), QStringLiteral("gres"), QStringLiteral("nice"), QStringLiteral("comment"),
+        QStringLiteral("mail-type"), QStringLiteral("mail-user"), QStringLiteral("exclude"), QStringLiteral("nodelist"),
+        QStringLiteral("begin"), QStringLiteral("deadline"), QStringLiteral("hint"), QStringLiteral("threads-per-core"),
+        QStringLiteral("cores-per-socket"), QStringLiteral("sockets-per-node"), QStringLiteral("mincpus"),
+        QStringLiteral("tmp"), QStringLiteral("licenses"), QStringLiteral("wckey"), QStringLiteral("priority"),
+        QStringLiteral("no-requeue"), QStringLiteral("oversubscribe"), QStringLiteral("switches"),
+        QStringLiteral("gpu-bind"), QStringLiteral("gpu-freq"), QStringLiteral("cpu-freq"), QStringLiteral("contiguous"),
+        QStringLiteral("signal"),
+    };
+    return names;
+}
+
+// Options refused for what they would do to a Ringmaster run, with the reason.
+const QList<QPair<QString, QString>>& refusedOptions()
+{
+    static const QList<QPair<QString, QString>> refused{
+        {QStringLiteral("export"), QStringLiteral("Ringmaster passes the tasks their socket and token through sbatch's "
+                                                  "environment; set variables in your shell before you submit")},
+        {QStringLiteral("export-file"), QStringLiteral("Ringmaster passes the tasks their socket and token through "
+                                                       "sbatch's environment; set variables in your shell before you submit")},
+        {QStringLiteral("array"), QStringLiteral("one Ringmaster run is one Slurm job: start one run per configuration")},
+        {QStringLiteral("container"), QStringLiteral("the batch script runs the trainer or your interpreter on the node "
+                                                     "itself: give a wrapper as --python instead")},
+        {QStringLiteral("requeue"), QStringLiteral("a requeued job would start again at step 0: use --max-restarts")},
+        {QStringLiteral("distribution"), QStringLiteral("rank 0 must run on the step's first node (the rendezvous "
+                                                        "address): leave the distribution to Slurm's default")},
+    };
+    return refused;
 }
 
 } // namespace
@@ -204,6 +240,20 @@ SlurmRequest SlurmRequest::fromJson(const QJsonValue& value, const QString& orig
                     throw JobError(QStringLiteral("%1: \"%2\" \"%3\" is set by Ringmaster: use %4 instead")
                                        .arg(origin, where, argument, reserved.second));
                 }
+            }
+            for (const auto& refused : refusedOptions()) {
+                if (refused.first.startsWith(option)) {
+                    throw JobError(QStringLiteral("%1: \"%2\" \"%3\" is refused: %4").arg(origin, where, argument, refused.second));
+                }
+            }
+            if (option == QLatin1String("gres") && argument.mid(7).startsWith(QLatin1String("gpu"))) {
+                throw JobError(QStringLiteral("%1: \"%2\" \"%3\" asks for GPUs: use launch.slurm.gpus_per_node instead")
+                                   .arg(origin, where, argument));
+            }
+            if (!harmlessOptions().contains(option)) {
+                throw JobError(QStringLiteral("%1: \"%2\" \"%3\" is not one of the sbatch options a job file may add "
+                                              "(%4); write it out in full, or edit slurm/job.sbatch and submit it by hand")
+                                   .arg(origin, where, argument, harmlessOptions().join(QStringLiteral(", "))));
             }
             request.extraArgs.append(argument);
         }
