@@ -227,7 +227,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--resume")) job->resume = value;
         else if (flag == QLatin1String("--trainer")) { job->trainerPath = value; job->trainerPathFromFile = false; }
         else if (flag == QLatin1String("--script")) job->script = value;
-        else if (flag == QLatin1String("--python")) job->python = value;
+        else if (flag == QLatin1String("--python")) { job->python = value; job->pythonFromFile = false; }
         else if (flag == QLatin1String("--metric-pattern")) {
             if (!patternsGiven) job->metricPatterns.clear(); // the command line's patterns replace the file's
             patternsGiven = true;
@@ -267,6 +267,14 @@ LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
     connect(m_supervisor, &RunSupervisor::finished, this, &LaunchCommand::onFinished);
     connect(m_supervisor, &RunSupervisor::logLine, this, [this](int rank, const QString& line) {
         if (rank < 0 && !m_quiet) printLine(QStringLiteral("[launcher] ") + line);
+    });
+    connect(m_supervisor, &RunSupervisor::problem, this, [this](const QString& line) {
+        if (m_progressShown) {
+            std::fputs("\r\033[K", stdout);
+            m_progressShown = false;
+            std::fflush(stdout);
+        }
+        std::fprintf(stderr, "ringmaster-launch: warning: %s\n", line.toUtf8().constData());
     });
     connect(m_supervisor, &RunSupervisor::checkpointSaved, this, [this](qint64 step, const QString& path) {
         if (!m_quiet) printLine(QStringLiteral("checkpoint step %1: %2").arg(step).arg(path));

@@ -113,7 +113,7 @@ JobForm::JobForm(QWidget* parent)
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Output folder"), m_output->text());
         if (!dir.isEmpty()) m_output->setText(dir);
     });
-    m_maxRestarts = spin(this, 0, 100, 0, tr("After a failure, restart the group from the latest checkpoint up to N times"));
+    m_maxRestarts = spin(this, 0, supervisor::kMaxRestarts, 0, tr("After a failure, restart the group from the latest checkpoint up to N times (each waits 1 s, 2 s, 4 s ... up to a minute)"));
     m_heartbeat = doubleSpin(this, kHangDetectionOff, 86400, 120, 1,
                              tr("A rank silent for this many seconds is reported hung and the group is stopped. A script's "
                                 "output counts as progress; off (0) is the default for scripts"));

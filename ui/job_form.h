@@ -57,6 +57,8 @@ public:
     // The model or data file a job file named that is not read before Start while the field still shows it
     // (empty: none; the probe runs).
     QString heldInput() const;
+    // The user's own choice of trainer ("Choose trainer…"): the job runs it, as --trainer does.
+    void setTrainerPath(const QString& path) { m_base.trainerPath = path; m_base.trainerPathFromFile = false; }
     // The job the fields describe, with the given rank layout (ignored under Slurm: SlurmFields::apply).
     supervisor::JobSpec job(const QString& device, int cpuRanks, const QList<int>& gpus) const;
     // The world size of this machine's ranks, for the global batch and the "no ranks" check.

@@ -27,6 +27,7 @@
 #include "job_file_dialog.h"
 #include "job_form.h"
 #include "log_panel.h"
+#include "program_choice.h"
 #include "loss_chart.h"
 #include "rank_table.h"
 #include "resume_history.h"
@@ -34,6 +35,7 @@
 #include "run_supervisor.h"
 #include "runs_panel.h"
 #include "scalar_chart.h"
+#include "trusted_programs.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -91,6 +93,14 @@ MainWindow::MainWindow(QWidget* parent)
     m_trainerNote->setGpusPresent(m_gpuPanel->hasGpus());
     connect(m_trainerNote, &TrainerNote::changed, this, [this] { updateActions(); });
     leftLayout->addWidget(m_trainerNote);
+    auto* chooseTrainer = new QPushButton(tr("Choose trainer…"), left);
+    chooseTrainer->setObjectName(QStringLiteral("chooseTrainer"));
+    chooseTrainer->setToolTip(tr("Run another ringmaster-trainer (e.g. one built against your CUDA PyTorch); it is remembered, "
+                                 "so a job file may name it later"));
+    connect(chooseTrainer, &QPushButton::clicked, this, [this] {
+        if (const QString path = askForTrainer(this); !path.isEmpty()) useTrainer(path);
+    });
+    leftLayout->addWidget(chooseTrainer, 0, Qt::AlignLeft);
     leftLayout->addWidget(m_gpuPanel);
     leftLayout->addWidget(m_jobForm, 1);
     auto* scroll = new QScrollArea(this);
@@ -185,6 +195,8 @@ MainWindow::MainWindow(QWidget* parent)
         if (m_supervisor->job().isScript()) m_speedLabel->setText(tr("step %1").arg(batch.step));
     });
     connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::problem, this,
+            [this](const QString& line) { showBanner(tr("<b>Warning:</b> %1").arg(line.toHtmlEscaped()), true); });
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_supervisor, &supervisor::RunSupervisor::finished, this, &MainWindow::onFinished);
     m_rankRefresh.setInterval(kRankRefreshMs);
@@ -230,7 +242,8 @@ supervisor::JobSpec MainWindow::currentJob() const
 void MainWindow::loadJob(const supervisor::JobSpec& job, JobForm::JobSource source)
 {
     m_jobForm->setJob(job, source);
-    m_trainerNote->setJobTrainer(job.trainerPath);
+    m_trainerNote->setJobTrainer(job.trainerPath, source == JobForm::JobSource::File ? TrainerNote::Chosen::ByTheJob
+                                                                                      : TrainerNote::Chosen::ByYou);
     if (m_gpuPanel->hasGpus() && job.device == QLatin1String("cuda")) m_gpuPanel->setSelectedGpus(job.gpus);
     if (job.device == QLatin1String("cpu")) m_gpuPanel->setCpuRanks(job.nproc);
 }
@@ -257,9 +270,22 @@ bool MainWindow::startRun()
     return startJob(currentJob());
 }
 
+void MainWindow::useTrainer(const QString& path)
+{
+    supervisor::rememberTrainer(path);
+    m_jobForm->setTrainerPath(QFileInfo(path).absoluteFilePath());
+    m_trainerNote->setJobTrainer(QFileInfo(path).absoluteFilePath(), TrainerNote::Chosen::ByYou);
+    updateActions();
+}
+
 bool MainWindow::startJob(const supervisor::JobSpec& job)
 {
     if (isCheckingStart()) return false;
+    if (!confirmFileInterpreter(this, job)) {
+        showBanner(tr("<b>Not started:</b> the job file's interpreter %1 was not confirmed; choose another in the Interpreter field")
+                       .arg(job.python.toHtmlEscaped()), true);
+        return false;
+    }
     m_preflightJob = job;
     m_checkingStart = true;
     m_banner->setVisible(false);

@@ -79,6 +79,8 @@ public:
     // cluster"): the supervisor lets it go, the log and banner say how to follow it again. False when the
     // run cannot be left (not a Slurm job with an id, a stop under way, over).
     bool leaveRunning();
+    // "Choose trainer…": the job runs the trainer at PATH, which is remembered (a later job file may name it).
+    void useTrainer(const QString& path);
     // Tests and --start close without asking (and so stop the run).
     void setConfirmOnClose(bool confirm) { m_confirmOnClose = confirm; }
 

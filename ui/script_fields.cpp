@@ -108,6 +108,8 @@ void ScriptFields::setJob(const supervisor::JobSpec& job, bool fromFile)
 {
     // A bare name is looked up on the user's own PATH; a path is whatever file the job file points at.
     m_heldPython = fromFile && job.python.contains(QLatin1Char('/')) ? job.python : QString();
+    // Kept while the field shows it: Start then checks it against the interpreters the user has chosen.
+    m_filePython = fromFile && job.pythonFromFile ? job.python : QString();
     m_script->setText(job.script);
     QStringList quoted;
     for (const QString& argument : job.scriptArgs) {
@@ -136,6 +138,7 @@ void ScriptFields::apply(supervisor::JobSpec* job) const
     job->script = m_script->text().trimmed();
     job->scriptArgs = QProcess::splitCommand(m_arguments->text());
     job->python = m_python->text().trimmed();
+    job->pythonFromFile = !m_filePython.isEmpty() && job->python == m_filePython;
     job->metricPatterns = patterns();
     job->tensorboardDir = m_tensorboard->text().trimmed();
 }

@@ -30,7 +30,8 @@ public:
     // `fromFile`: a job file (maybe someone else's) named the interpreter; given as a path, it is not run (the
     // torch check) before Start, while the field still shows it.
     void setJob(const supervisor::JobSpec& job, bool fromFile = false);
-    // Writes the script, its arguments, the interpreter, the patterns and the TensorBoard folder.
+    // Writes the script, its arguments, the interpreter (marked as the file's while it is the one a job file
+    // named: pre-flight checks it against the user's choices), the patterns and the TensorBoard folder.
     void apply(supervisor::JobSpec* job) const;
     // The panel is in use: checks its interpreter (and re-checks when it changes); inactive: none.
     void setActive(bool active);
@@ -54,6 +55,7 @@ Q_SIGNALS:
 
 private:
     QString m_heldPython; // a job file's interpreter path, checked at Start rather than now
+    QString m_filePython; // a job file's interpreter (path or name): the job says so while the field shows it
     QStringList patterns() const;
     void scheduleCheck();
     void onChecked();

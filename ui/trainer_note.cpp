@@ -35,10 +35,11 @@ void TrainerNote::refresh()
     m_watcher.setFuture(QtConcurrent::run([path] { return supervisor::describeTrainer(path); }));
 }
 
-void TrainerNote::setJobTrainer(const QString& path)
+void TrainerNote::setJobTrainer(const QString& path, Chosen by)
 {
-    if (m_jobTrainer == path) return;
+    if (m_jobTrainer == path && m_jobTrainerBy == by) return;
     m_jobTrainer = path;
+    m_jobTrainerBy = by;
     if (!isChecking()) display();
 }
 
@@ -62,8 +63,11 @@ void TrainerNote::display()
     QString text = !problem.isEmpty() ? problem
                    : m_info.known()   ? tr("Trainer: %1 (%2)").arg(m_info.path, m_info.summary())
                                       : tr("Trainer: %1").arg(m_info.error);
-    if (!m_jobTrainer.isEmpty()) {
-        text += QLatin1Char('\n') + tr("The job names the trainer %1: it is checked when you press Start, and not run before").arg(m_jobTrainer);
+    if (!m_jobTrainer.isEmpty() && m_jobTrainerBy == Chosen::ByYou) {
+        text += QLatin1Char('\n') + tr("This job runs the trainer you chose: %1 (read when you press Start)").arg(m_jobTrainer);
+    } else if (!m_jobTrainer.isEmpty()) {
+        text += QLatin1Char('\n') + tr("The job names the trainer %1: it is checked when you press Start, and not run before; "
+                                       "a job file may name only the trainer above or one you chose").arg(m_jobTrainer);
     }
     setText(text);
     setToolTip(tr("The ringmaster-trainer this app runs for the built-in trainer (a job file's trainer is checked at Start)"));

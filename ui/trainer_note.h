@@ -22,8 +22,11 @@ public:
     // Finds the app's trainer (supervisor::locateTrainer, no job file) and reads its --version again.
     void refresh();
     void setGpusPresent(bool present);
-    // The trainer a loaded job names (launch.trainer_path; empty: none): not run before Start, and said so.
-    void setJobTrainer(const QString& path);
+    // Who named the job's trainer: a loaded job file (checked at Start against the trainers the user runs or
+    // chose), or the user ("Choose trainer…", the last job).
+    enum class Chosen { ByTheJob, ByYou };
+    // The trainer the job runs instead of the app's (launch.trainer_path; empty: none): not run before Start.
+    void setJobTrainer(const QString& path, Chosen by = Chosen::ByTheJob);
     bool isChecking() const { return m_checking; }
     const supervisor::TrainerInfo& info() const { return m_info; }
     // GPUs here, and the trainer has no CUDA: the one line that says so, else empty.
@@ -41,6 +44,7 @@ private:
     bool m_checking = false; // from refresh() to the answer shown (the watcher stops running before that)
     bool m_gpus = false;
     QString m_jobTrainer;
+    Chosen m_jobTrainerBy = Chosen::ByTheJob;
 };
 
 } // namespace ringmaster::ui

@@ -17,7 +17,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53: every integer below is a double exactly
-constexpr int kMaxRestartsInJob = 1000000;
+
 
 QString normaliseFlag(QString flag)
 {
@@ -166,7 +166,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.outputRoot = text(launch, "output_root", job.outputRoot, origin);
     job.runDir = text(launch, "run_dir", job.runDir, origin);
     job.masterPort = integer(launch, "master_port", job.masterPort, 0, 65535, origin);
-    job.maxRestarts = integer(launch, "max_restarts", job.maxRestarts, 0, kMaxRestartsInJob, origin);
+    job.maxRestarts = integer(launch, "max_restarts", job.maxRestarts, 0, kMaxRestarts, origin);
     job.heartbeatTimeoutSec = number(launch, "heartbeat_timeout", job.heartbeatTimeoutSec, origin);
     job.heartbeatTimeoutGiven = launch.contains(QStringLiteral("heartbeat_timeout")) && !launch.value(QStringLiteral("heartbeat_timeout")).isNull();
     job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
@@ -175,6 +175,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.trainerPathFromFile = !job.trainerPath.isEmpty();
     job.script = text(launch, "script", job.script, origin);
     job.python = text(launch, "python", job.python, origin);
+    job.pythonFromFile = launch.contains(QStringLiteral("python"));
     if (job.python.isEmpty()) {
         throw JobError(QStringLiteral("%1: \"launch.python\" must name an interpreter, e.g. \"%2\"").arg(origin, QLatin1String(kDefaultPython)));
     }

@@ -27,6 +27,8 @@ namespace ringmaster::supervisor {
 
 inline constexpr int kJobFormatVersion = 1;
 inline constexpr int kMaxJobRanks = 1024;
+// Restarts of one launch: each backs off up to a minute (local_run.h), so 1000 is most of a day of retrying.
+inline constexpr int kMaxRestarts = 1000;
 inline constexpr char kDefaultPython[] = "python3";
 inline constexpr double kDefaultHeartbeatTimeoutSec = 120.0;
 
@@ -44,12 +46,15 @@ struct JobSpec
     QString resume;                           // run directory or checkpoint to continue from
     QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
     // Set when trainerPath came from a job file ("launch.trainer_path"), cleared by --trainer: a file
-    // someone else wrote may name only a ringmaster-trainer, never another program (checked in pre-flight).
+    // someone else wrote may name only the trainer the user runs anyway or chose (program_checks.h).
     bool trainerPathFromFile = false;
     QJsonObject trainer;                      // trainer flags by name
     QString script;                           // the user's own training script (empty: the built-in trainer)
     QStringList scriptArgs;                   // the script's own arguments
     QString python = QString::fromLatin1(kDefaultPython); // the script's interpreter, a path or a name on PATH
+    // Set when python came from a job file ("launch.python"), cleared by --python or the user's own entry:
+    // checked against the interpreters the user has chosen (program_checks.h).
+    bool pythonFromFile = false;
     QStringList metricPatterns;               // rank 0's output parsed with these (empty: default rules; {"none"}: off)
     QString tensorboardDir;                   // TensorBoard event files followed here (empty: the run directory)
     // A script sends no heartbeats, so its hang detection is off unless a timeout was given (in the

@@ -113,7 +113,8 @@ QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
     }
     result->interpreterPath = locateInterpreter(job.python);
     if (result->interpreterPath.isEmpty()) return missingInterpreter(job.python);
-    return checkInterpreterProgram(job.python, result->interpreterPath);
+    if (const QString notPython = checkInterpreterProgram(job.python, result->interpreterPath); !notPython.isEmpty()) return notPython;
+    return checkInterpreterChoice(job, result->interpreterPath);
 }
 
 // The interpreter can import torch: a script without it would fail on every rank at its first line.
@@ -210,7 +211,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         return result;
     }
     if (!(result.error = checkNotRunningNow(job)).isEmpty()) return result;
-    if (job.maxRestarts < 0) { result.error = QStringLiteral("--max-restarts: must be >= 0"); return result; }
+    if (job.maxRestarts < 0 || job.maxRestarts > kMaxRestarts) {
+        result.error = QStringLiteral("--max-restarts %1: must be from 0 to %2").arg(job.maxRestarts).arg(kMaxRestarts);
+        return result;
+    }
     if (!(job.heartbeatTimeoutSec > 0 && job.heartbeatTimeoutSec <= kMaxHeartbeatTimeoutSec)) {
         result.error = QStringLiteral("--heartbeat-timeout %1: must be more than 0 and at most %2 seconds")
                            .arg(job.heartbeatTimeoutSec).arg(kMaxHeartbeatTimeoutSec);

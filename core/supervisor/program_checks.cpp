@@ -1,6 +1,7 @@
 #include "program_checks.h"
 
 #include "job_spec.h"
+#include "trusted_programs.h"
 
 #include <QFileInfo>
 
@@ -29,11 +30,20 @@ QString resolvedFileName(const QString& path)
 QString checkTrainerProgram(const JobSpec& job, const QString& resolvedPath)
 {
     if (!job.trainerPathFromFile || job.trainerPath.isEmpty()) return {};
-    const QLatin1String expected(kTrainerProgramName);
-    if (QFileInfo(job.trainerPath).fileName() == expected && resolvedFileName(resolvedPath) == expected) return {};
-    return QStringLiteral("job file: \"launch.trainer_path\" %1 is not %2 (it resolves to %3): a job file may name only the "
-                          "trainer; to run another program as the trainer, give it on the command line with --trainer PATH")
-        .arg(job.trainerPath, expected, resolved(resolvedPath));
+    if (isTrustedTrainer(resolvedPath)) return {};
+    return QStringLiteral("job file: \"launch.trainer_path\" %1 (%2) is not the trainer this installation runs nor one you "
+                          "have chosen: a job file may name only those; to run it as the trainer, give it on the command "
+                          "line with --trainer %1, or choose it in the app (Devices: Choose trainer…); either is remembered")
+        .arg(job.trainerPath, resolved(resolvedPath));
+}
+
+QString checkInterpreterChoice(const JobSpec& job, const QString& resolvedPath)
+{
+    if (!job.pythonFromFile || isTrustedInterpreter(resolvedPath)) return {};
+    return QStringLiteral("job file: \"launch.python\" %1 (%2) is an interpreter you have not used with Ringmaster on this "
+                          "machine: to run the script with it, give --python %1 on the command line, or confirm it when you "
+                          "press Start in the app; either is remembered")
+        .arg(job.python, resolved(resolvedPath));
 }
 
 QString checkInterpreterProgram(const QString& python, const QString& resolvedPath)

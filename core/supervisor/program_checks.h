@@ -14,13 +14,19 @@ struct JobSpec;
 
 inline constexpr char kTrainerProgramName[] = "ringmaster-trainer";
 
-// Empty when fine. A trainer path that came from a job file ("launch.trainer_path") must be a file named
-// ringmaster-trainer, and so must the file it resolves to (a symbolic link named ringmaster-trainer that
-// points at /bin/sh is refused). --trainer PATH on the command line is the user's own choice and is not limited.
+// Empty when fine. A trainer path that came from a job file ("launch.trainer_path") must be, by identity,
+// the trainer this installation runs or one the user chose before (trusted_programs.h): a file named
+// ringmaster-trainer in a download, or a link of that name to another program, is refused. --trainer PATH on
+// the command line is the user's own choice and is not limited.
 QString checkTrainerProgram(const JobSpec& job, const QString& resolvedPath);
 
 // Empty when fine. The interpreter of a script must be a Python: its name, and the name of the file it
 // resolves to, start with "python" or "pypy" (python3, python3.11, a virtualenv's python, pypy3).
 QString checkInterpreterProgram(const QString& python, const QString& resolvedPath);
+
+// Empty when fine. An interpreter that came from a job file ("launch.python") must be, by identity, the
+// default one (python3 on PATH) or one the user chose before (trusted_programs.h). --python on the command
+// line, or the app's field typed by the user, is the user's own choice.
+QString checkInterpreterChoice(const JobSpec& job, const QString& resolvedPath);
 
 } // namespace ringmaster::supervisor

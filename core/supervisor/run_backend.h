@@ -72,6 +72,9 @@ Q_SIGNALS:
     void rankChanged(int rank);
     // rank -1: the launcher's own log.
     void logLine(int rank, const QString& line);
+    // Something the user must see now, in one line, while the run goes on (the first write into the run
+    // directory that failed, e.g. a full disk). Also in the launcher's log.
+    void problem(const QString& line);
     void finished(ringmaster::supervisor::RunState state);
 };
 

@@ -2,6 +2,7 @@
 
 #include "local_run.h"
 #include "slurm/slurm_run.h"
+#include "trusted_programs.h"
 
 namespace ringmaster::supervisor {
 
@@ -38,6 +39,7 @@ void RunSupervisor::adopt(RunBackend* backend)
     connect(backend, &RunBackend::trainingStarted, this, &RunSupervisor::trainingStarted);
     connect(backend, &RunBackend::rankChanged, this, &RunSupervisor::rankChanged);
     connect(backend, &RunBackend::logLine, this, &RunSupervisor::logLine);
+    connect(backend, &RunBackend::problem, this, &RunSupervisor::problem);
     connect(backend, &RunBackend::finished, this, &RunSupervisor::finished);
 }
 
@@ -62,7 +64,11 @@ bool RunSupervisor::start(const JobSpec& job, const PreflightResult& checked, QS
     }
     RunBackend* backend = job.slurm.enabled ? static_cast<RunBackend*>(new SlurmRun(this)) : new LocalRun(this);
     adopt(backend);
-    return backend->start(job, checked, error);
+    if (!backend->start(job, checked, error)) return false;
+    // The user's own choices (--trainer, --python, the app's fields) are remembered: a later job file may name them.
+    if (!job.isScript() && !job.trainerPath.isEmpty() && !job.trainerPathFromFile) rememberTrainer(checked.trainerPath);
+    if (job.isScript() && !job.pythonFromFile) rememberInterpreter(checked.interpreterPath);
+    return true;
 }
 
 bool RunSupervisor::attach(const QString& runDir, QString* error)

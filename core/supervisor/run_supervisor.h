@@ -82,6 +82,8 @@ Q_SIGNALS:
     void trainingStarted(qint64 fromStep);
     void rankChanged(int rank);
     void logLine(int rank, const QString& line);
+    // RunBackend::problem: one line the user must see now.
+    void problem(const QString& line);
     void finished(ringmaster::supervisor::RunState state);
 
 private:

@@ -106,6 +106,7 @@ private Q_SLOTS:
         QTest::newRow("fractional gpu") << QByteArrayLiteral("{\"launch\": {\"gpus\": [0, 1.5]}}")
                                         << QStringLiteral("\"launch.gpus\" must hold GPU indices (integers >= 0), not 1.5");
         QTest::newRow("negative gpu") << QByteArrayLiteral("{\"launch\": {\"gpus\": [-1]}}") << QStringLiteral("not -1");
+        QTest::newRow("too many restarts") << QByteArrayLiteral("{\"launch\": {\"max_restarts\": 5000}}") << QStringLiteral("launch.max_restarts");
         QTest::newRow("fractional version") << QByteArrayLiteral("{\"version\": 1.5}") << QStringLiteral("job format version 1.5 is not");
         QTest::newRow("string version") << QByteArrayLiteral("{\"version\": \"1\"}") << QStringLiteral("job format version (not a number)");
         QTest::newRow("no ranks") << QByteArrayLiteral("{\"launch\": {\"nproc\": 0}}")

@@ -24,6 +24,26 @@ namespace {
 
 constexpr int kRunTimeoutMs = 180000;
 
+// A program that only leaves a mark when it runs.
+void writeMarkerScript(const QString& path, const QString& marker)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QStringLiteral("#!/bin/sh\ntouch '%1'\n").arg(marker).toUtf8());
+    file.close();
+    QVERIFY(file.setPermissions(file.permissions() | QFileDevice::ExeOwner));
+}
+
+// A stand-in Python: answers pre-flight's torch check with a version, and marks that it ran the script.
+void writeFakePython(const QString& path, const QString& marker)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QStringLiteral("#!/bin/sh\nif [ \"$1\" = -c ]; then echo 2.11.0; exit 0; fi\ntouch '%1'\n").arg(marker).toUtf8());
+    file.close();
+    QVERIFY(file.setPermissions(file.permissions() | QFileDevice::ExeOwner));
+}
+
 QStringList baseArguments(const QString& root)
 {
     return {QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--output-root"), root,
@@ -49,6 +69,8 @@ private Q_SLOTS:
         // The message names the flag the user typed, never a temporary file they did not write.
         QTest::newRow("not an integer") << QStringList{QStringLiteral("--epochs"), QStringLiteral("abc")}
                                         << QStringLiteral("--epochs") << QStringList{};
+        QTest::newRow("too many restarts") << QStringList{QStringLiteral("--max-restarts"), QStringLiteral("5000")}
+                                           << QStringLiteral("--max-restarts 5000: must be from 0 to 1000") << QStringList{};
         QTest::newRow("more ranks than gpus") << QStringList{QStringLiteral("--device"), QStringLiteral("cuda"),
                                                              QStringLiteral("--nproc"), QStringLiteral("5")}
                                               << QStringLiteral("--nproc 5: only 4 GPU(s) usable") << QStringList{fakeNvml};
@@ -137,18 +159,26 @@ private Q_SLOTS:
 
     // A job file someone else wrote runs only ringmaster-trainer or a script under a Python, never another
     // program it names: each attempt exits 2 before anything runs (the marker file stays absent).
+    // A job file may name only the programs this user runs anyway or chose: identity, not names. A stand-in named
+    // ringmaster-trainer in a download, a link of that name to another program, an interpreter that is not a Python,
+    // or a Python-named program the user never chose: exit 2 before anything runs, one line with the fix.
     void jobFileCannotRunAnotherProgram_data()
     {
         QTest::addColumn<QString>("launch");    // the job file's "launch" object, %1 = the folder of programs
         QTest::addColumn<QString>("needle");
-        QTest::newRow("trainer_path names another program")
-            << QStringLiteral(R"({"trainer_path": "%1/evil"})") << QStringLiteral("is not ringmaster-trainer");
+        const QString notOurs = QStringLiteral("is not the trainer this installation runs nor one you have chosen");
+        QTest::newRow("trainer_path names another program") << QStringLiteral(R"({"trainer_path": "%1/evil"})") << notOurs;
+        QTest::newRow("a program named ringmaster-trainer in a download")
+            << QStringLiteral(R"({"trainer_path": "%1/Downloads/ringmaster-trainer"})") << notOurs;
         QTest::newRow("a link named ringmaster-trainer to another program")
-            << QStringLiteral(R"({"trainer_path": "%1/link/ringmaster-trainer"})") << QStringLiteral("is not ringmaster-trainer");
+            << QStringLiteral(R"({"trainer_path": "%1/link/ringmaster-trainer"})") << notOurs;
         QTest::newRow("python names another program")
             << QStringLiteral(R"({"script": "%1/train.py", "python": "%1/evil"})") << QStringLiteral("is not a Python interpreter");
         QTest::newRow("a link named python3 to another program")
             << QStringLiteral(R"({"script": "%1/train.py", "python": "%1/link/python3"})") << QStringLiteral("is not a Python interpreter");
+        QTest::newRow("a python the user never chose")
+            << QStringLiteral(R"({"script": "%1/train.py", "python": "%1/Downloads/python3"})")
+            << QStringLiteral("is an interpreter you have not used with Ringmaster on this machine: to run the script with it, give --python");
     }
 
     void jobFileCannotRunAnotherProgram()
@@ -159,13 +189,12 @@ private Q_SLOTS:
         const QString bin = root.filePath(QStringLiteral("bin"));
         const QString marker = root.filePath(QStringLiteral("ran"));
         QVERIFY(QDir().mkpath(bin + QStringLiteral("/link")));
-        QFile evil(bin + QStringLiteral("/evil"));
-        QVERIFY(evil.open(QIODevice::WriteOnly));
-        evil.write(QStringLiteral("#!/bin/sh\ntouch '%1'\n").arg(marker).toUtf8());
-        evil.close();
-        QVERIFY(evil.setPermissions(evil.permissions() | QFileDevice::ExeOwner));
-        QVERIFY(QFile::link(evil.fileName(), bin + QStringLiteral("/link/ringmaster-trainer")));
-        QVERIFY(QFile::link(evil.fileName(), bin + QStringLiteral("/link/python3")));
+        QVERIFY(QDir().mkpath(bin + QStringLiteral("/Downloads")));
+        for (const QString& name : {QStringLiteral("evil"), QStringLiteral("Downloads/ringmaster-trainer"), QStringLiteral("Downloads/python3")}) {
+            writeMarkerScript(bin + QLatin1Char('/') + name, marker);
+        }
+        QVERIFY(QFile::link(bin + QStringLiteral("/evil"), bin + QStringLiteral("/link/ringmaster-trainer")));
+        QVERIFY(QFile::link(bin + QStringLiteral("/evil"), bin + QStringLiteral("/link/python3")));
         QFile script(bin + QStringLiteral("/train.py"));
         QVERIFY(script.open(QIODevice::WriteOnly));
         script.write("print('hello')\n");
@@ -176,13 +205,90 @@ private Q_SLOTS:
         job.close();
 
         LaunchProcess process;
-        process.start({job.fileName(), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs"))});
+        process.start({job.fileName(), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs"))},
+                      {QStringLiteral("XDG_CONFIG_HOME=") + root.filePath(QStringLiteral("config"))});
         QVERIFY(process.process.waitForFinished(60000));
         process.read();
         QCOMPARE(process.process.exitCode(), 2);
         QVERIFY2(process.output.contains(needle), qPrintable(process.output));
         QVERIFY(!QFileInfo::exists(marker));
         QVERIFY(!QFileInfo::exists(root.filePath(QStringLiteral("runs"))));
+    }
+
+    // What the user chose on the command line is remembered: a job file naming the same file afterwards is accepted,
+    // while a copy of the same trainer elsewhere (another file) is not. A link to the trainer is that trainer.
+    void jobFileProgramsAreTrustedByIdentity()
+    {
+        QTemporaryDir root;
+        const QStringList config{QStringLiteral("XDG_CONFIG_HOME=") + root.filePath(QStringLiteral("config")),
+                                 QStringLiteral("XDG_DATA_HOME=") + root.filePath(QStringLiteral("data"))};
+        const QString copy = root.filePath(QStringLiteral("elsewhere/ringmaster-trainer"));
+        QVERIFY(QDir().mkpath(QFileInfo(copy).absolutePath()));
+        QVERIFY(QFile::copy(trainerPath(), copy));
+        QVERIFY(QFile::setPermissions(copy, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+        const QString link = root.filePath(QStringLiteral("link/ringmaster-trainer"));
+        QVERIFY(QDir().mkpath(QFileInfo(link).absolutePath()));
+        QVERIFY(QFile::link(trainerPath(), link));
+        const QStringList quick{QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs")), QStringLiteral("--threads"),
+                                QStringLiteral("1"), QStringLiteral("--max-steps"), QStringLiteral("2"), QStringLiteral("--nproc"),
+                                QStringLiteral("1"), QStringLiteral("--eval-batch-size"), QStringLiteral("5000")};
+        const auto jobNaming = [&root](const QString& trainer) {
+            const QString path = root.filePath(QStringLiteral("job-%1.json").arg(qHash(trainer)));
+            QFile job(path);
+            job.open(QIODevice::WriteOnly);
+            job.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                                {QStringLiteral("launch"), QJsonObject{{QStringLiteral("trainer_path"), trainer}}}}).toJson());
+            return path;
+        };
+        const auto run = [&](const QStringList& arguments) {
+            LaunchProcess launch;
+            launch.start(arguments + quick, config, {QStringLiteral("RINGMASTER_TRAINER")});
+            launch.finish(kRunTimeoutMs);
+            return std::make_pair(launch.process.exitCode(), launch.output);
+        };
+        // RINGMASTER_TRAINER unset: the launcher finds the trainer beside itself, which is the build's.
+        auto [code, output] = run({jobNaming(link)});
+        QVERIFY2(code == 0, qPrintable(output));
+        std::tie(code, output) = run({jobNaming(copy)});
+        QCOMPARE(code, 2);
+        QVERIFY2(output.contains(QStringLiteral("give it on the command line with --trainer %1").arg(copy)), qPrintable(output));
+        std::tie(code, output) = run({QStringLiteral("--trainer"), copy});
+        QVERIFY2(code == 0, qPrintable(output));
+        std::tie(code, output) = run({jobNaming(copy)});
+        QVERIFY2(code == 0, qPrintable(output));
+        QVERIFY2(output.contains(QStringLiteral("trainer %1 (LibTorch").arg(copy)), qPrintable(output));
+
+        // An interpreter: refused from the file, run when given with --python, then accepted from the file.
+        const QString python = root.filePath(QStringLiteral("venv/bin/python3"));
+        const QString marker = root.filePath(QStringLiteral("ran"));
+        QVERIFY(QDir().mkpath(QFileInfo(python).absolutePath()));
+        writeFakePython(python, marker);
+        const QString script = root.filePath(QStringLiteral("train.py"));
+        QFile(script).open(QIODevice::WriteOnly);
+        const QString scriptJob = root.filePath(QStringLiteral("script.json"));
+        QFile job(scriptJob);
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                            {QStringLiteral("launch"), QJsonObject{{QStringLiteral("script"), script},
+                                                                                   {QStringLiteral("python"), python},
+                                                                                   {QStringLiteral("nproc"), 1}}}}).toJson());
+        job.close();
+        const QStringList out{QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs"))};
+        LaunchProcess refused;
+        refused.start(QStringList{scriptJob} + out, config);
+        QVERIFY(refused.finish(60000));
+        QCOMPARE(refused.process.exitCode(), 2);
+        QVERIFY2(refused.output.contains(QStringLiteral("give --python %1 on the command line").arg(python)), qPrintable(refused.output));
+        QVERIFY(!QFileInfo::exists(marker));
+        LaunchProcess chosen;
+        chosen.start(QStringList{scriptJob, QStringLiteral("--python"), python} + out, config);
+        QVERIFY(chosen.finish(60000));
+        QVERIFY2(chosen.process.exitCode() == 0, qPrintable(chosen.output));
+        QVERIFY(QFileInfo::exists(marker));
+        LaunchProcess accepted;
+        accepted.start(QStringList{scriptJob} + out, config);
+        QVERIFY(accepted.finish(60000));
+        QVERIFY2(accepted.process.exitCode() == 0, qPrintable(accepted.output));
     }
 
     // Issue 22's second way in: a newline in a job file's run directory went raw into the Slurm batch script's

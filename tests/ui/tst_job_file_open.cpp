@@ -2,7 +2,10 @@
 // window loads one into the form (what `ringmaster FILE` does), a bad one leaves the form as it was with the
 // reason in the banner, the built app says it in one stderr line (and exits 2 with --start), and the Save
 // job… dialog suggests the *.ringmaster.json name while Load job… still shows every .json.
+#include <QAbstractButton>
+#include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,17 +13,23 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
+#include <QMessageBox>
 #include <QScopeGuard>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
+#include "app_settings.h"
 #include "job_file_dialog.h"
 #include "input_pickers.h"
 #include "main_window.h"
+#include "program_checks.h"
 #include "run_supervisor.h"
 #include "script_fields.h"
 #include "trainer_note.h"
+#include "trusted_programs.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -35,6 +44,37 @@ void writeFile(const QString& path, const QByteArray& bytes)
     QFile file(path);
     QVERIFY(file.open(QIODevice::WriteOnly));
     file.write(bytes);
+}
+
+// The programs remembered as chosen (trusted_programs.h) start empty: QSettings is in QStandardPaths' test folder.
+void forgetChosenPrograms()
+{
+    QSettings settings(QLatin1String(supervisor::kSettingsOrganization), QLatin1String(supervisor::kSettingsApplication));
+    settings.remove(QLatin1String(supervisor::kTrustedTrainersKey));
+    settings.remove(QLatin1String(supervisor::kTrustedInterpretersKey));
+    settings.sync();
+}
+
+// Clicks the button named BUTTON (its object name) in the next modal QMessageBox, if one comes within 10 s;
+// *seen tells whether one came.
+std::shared_ptr<bool> answerNextQuestion(const QString& button)
+{
+    auto seen = std::make_shared<bool>(false);
+    auto* timer = new QTimer;
+    auto elapsed = std::make_shared<QElapsedTimer>();
+    elapsed->start();
+    QObject::connect(timer, &QTimer::timeout, [timer, seen, elapsed, button] {
+        if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+            *seen = true;
+            if (auto* target = box->findChild<QAbstractButton*>(button)) target->click();
+        } else if (elapsed->elapsed() < 10000) {
+            return;
+        }
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(50);
+    return seen;
 }
 
 QByteArray compact(const supervisor::JobSpec& job)
@@ -119,6 +159,7 @@ private Q_SLOTS:
     // name check's message. The stand-ins write a marker when run; the marker must never appear.
     void nothingAJobFileNamesRunsBeforeStart()
     {
+        forgetChosenPrograms();
         const QByteArray savedTrainer = qgetenv("RINGMASTER_TRAINER");
         qputenv("RINGMASTER_TRAINER", qgetenv("RINGMASTER_REAL_TRAINER")); // the app's own trainer
         const auto restore = qScopeGuard([savedTrainer] { qputenv("RINGMASTER_TRAINER", savedTrainer); });
@@ -166,7 +207,7 @@ private Q_SLOTS:
         QVERIFY(window.startRun());
         QTRY_VERIFY_WITH_TIMEOUT(!window.isCheckingStart(), kProcessTimeoutMs);
         QVERIFY2(window.banner()->text().contains(
-                     QStringLiteral("\"launch.trainer_path\" %1 is not ringmaster-trainer").arg(pwn).toHtmlEscaped()),
+                     QStringLiteral("\"launch.trainer_path\" %1 (%1) is not the trainer this installation runs").arg(pwn).toHtmlEscaped()),
                  qPrintable(window.banner()->text()));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
 
@@ -187,6 +228,53 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!form->isChecking(), kProcessTimeoutMs);
         QVERIFY(!QFile::exists(marker));
         QVERIFY(!QFileInfo::exists(runs));
+
+        // Start asks before running an interpreter the user never chose; declined, nothing runs or is remembered.
+        auto asked = answerNextQuestion(QStringLiteral("doNotRun"));
+        QVERIFY(!window.startRun());
+        QVERIFY(*asked);
+        QVERIFY2(window.banner()->text().contains(QStringLiteral("was not confirmed")), qPrintable(window.banner()->text()));
+        QVERIFY(!QFile::exists(marker));
+        QVERIFY(supervisor::rememberedInterpreters().isEmpty());
+        // Confirmed: remembered, and then run (pre-flight's torch check is its first run).
+        asked = answerNextQuestion(QStringLiteral("runWithInterpreter"));
+        QVERIFY(window.startRun());
+        QVERIFY(*asked);
+        QCOMPARE(supervisor::rememberedInterpreters(), QStringList{QFileInfo(python).canonicalFilePath()});
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isCheckingStart(), kProcessTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(marker), kProcessTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(window.supervisor()->state() == supervisor::RunState::Idle ||
+                                     supervisor::isFinal(window.supervisor()->state()), kProcessTimeoutMs);
+        // The next time, no question.
+        asked = answerNextQuestion(QStringLiteral("doNotRun"));
+        QVERIFY(window.startRun());
+        QVERIFY(!*asked);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isCheckingStart(), kProcessTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(supervisor::isFinal(window.supervisor()->state()), kProcessTimeoutMs);
+    }
+
+    // "Choose trainer…": the chosen trainer is the job's, remembered, and a job file naming it afterwards is accepted.
+    void aChosenTrainerIsRemembered()
+    {
+        forgetChosenPrograms();
+        QTemporaryDir dir;
+        const QString copy = dir.filePath(QStringLiteral("mine/ringmaster-trainer"));
+        QDir().mkpath(QFileInfo(copy).absolutePath());
+        QVERIFY(QFile::copy(qEnvironmentVariable("RINGMASTER_REAL_TRAINER"), copy));
+        QFile::setPermissions(copy, QFile::ReadOwner | QFile::ExeOwner);
+        QVERIFY(!supervisor::isTrustedTrainer(copy));
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.useTrainer(copy);
+        QCOMPARE(window.currentJob().trainerPath, copy);
+        QVERIFY(!window.currentJob().trainerPathFromFile);
+        QVERIFY2(window.trainerNote()->text().contains(QStringLiteral("runs the trainer you chose: %1").arg(copy)),
+                 qPrintable(window.trainerNote()->text()));
+        QVERIFY(supervisor::isTrustedTrainer(copy));
+        supervisor::JobSpec fromFile;
+        fromFile.trainerPath = copy;
+        fromFile.trainerPathFromFile = true;
+        QVERIFY(supervisor::checkTrainerProgram(fromFile, copy).isEmpty());
     }
 
     // The built app: a bad JOB file is one stderr line; with --start nothing starts and it exits 2.
