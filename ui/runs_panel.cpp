@@ -1,5 +1,7 @@
 #include "runs_panel.h"
 
+#include "run_lock.h"
+
 #include <QColorDialog>
 #include <QDir>
 #include <QFileDialog>
@@ -26,6 +28,7 @@
 #include "hyperparameter_table.h"
 #include "log_panel.h"
 #include "opened_run.h"
+#include "run_lock.h"
 #include "run_colours.h"
 #include "run_summary_html.h"
 #include "run_actions.h"
@@ -360,12 +363,26 @@ bool RunsPanel::deleteRun(const QString& runDir)
         m_status->setText(tr("%1 is not a listed run: nothing deleted.").arg(path));
         return false;
     }
+    // Another launcher or window runs it now (its supervisor lock is held): asked before and again after the question.
+    const auto heldBy = [](const QString& dir) {
+        std::string holder;
+        return protocol::probeRunLock(QFile::encodeName(dir).toStdString(), &holder) == protocol::RunLockState::Held
+                   ? QString::fromStdString(holder) : QString();
+    };
+    if (const QString holder = heldBy(path); !holder.isEmpty()) {
+        m_status->setText(tr("%1 is being run right now by %2: stop that run before deleting it.").arg(QFileInfo(path).fileName(), holder));
+        return false;
+    }
     if (m_confirmDeletes) {
         const auto answer = QMessageBox::question(
             this, tr("Delete run"),
             tr("Delete the run %1 and everything in it?\n\n%2\n\nThis cannot be undone.").arg(RunsModel::labelOf(*run), path),
             QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
         if (answer != QMessageBox::Yes) return false;
+        if (const QString holder = heldBy(path); !holder.isEmpty()) {
+            m_status->setText(tr("%1 is being run right now by %2: stop that run before deleting it.").arg(QFileInfo(path).fileName(), holder));
+            return false;
+        }
     }
     if (!QDir(path).removeRecursively()) {
         m_status->setText(tr("%1 could not be deleted completely: check its permissions.").arg(path));

@@ -39,7 +39,7 @@ RunLock::Result RunLock::acquire(const std::string& dir, std::string* detail)
 {
     release();
     const std::string path = lockPath(dir);
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         *detail = "cannot open " + path + ": " + std::strerror(errno);
         return Result::Failed;

@@ -16,6 +16,7 @@
 #include "environment_info.h"
 #include "run_files.h"
 #include "run_notes.h"
+#include "safe_files.h"
 
 namespace ringmaster::runs {
 namespace {
@@ -120,7 +121,7 @@ QStringList filesUnder(const QDir& runDir, const char* folder)
     QStringList files;
     const QString root = runDir.filePath(QString::fromLatin1(folder));
     if (!QFileInfo(root).isDir()) return files;
-    QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    QDirIterator it(root, QDir::Files | QDir::Hidden | QDir::NoSymLinks, QDirIterator::Subdirectories);
     while (it.hasNext()) files << runDir.relativeFilePath(it.next());
     files.sort();
     return files;
@@ -132,6 +133,10 @@ BundleResult writeRunBundle(const QString& runDirPath, const QString& out, const
 {
     requireRunDirectory(runDirPath);
     const QDir runDir(QFileInfo(runDirPath).absoluteFilePath()); // relativeFilePath() needs absolute paths on both sides
+    // A link would put a file from outside the run (anything the user can read) into a bundle meant to be shared.
+    if (const std::string link = protocol::symlinkProblem(QFile::encodeName(runDir.path()).toStdString()); !link.empty()) {
+        throw RunsError(QStringLiteral("not bundled: %1").arg(QString::fromStdString(link)));
+    }
     const QString top = QFileInfo(QDir::cleanPath(runDirPath)).fileName();
 
     QStringList members;

@@ -63,9 +63,9 @@ void prepareChild(pid_t groupLeader, pid_t supervisorPid, int maxFd)
 RankProcess::RankProcess(int rank, const QString& logPath, QObject* parent)
     : QObject(parent)
     , m_rank(rank)
-    , m_log(logPath)
 {
-    m_log.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    m_log.setRotation(kLogRotateBytes);
+    m_log.open(logPath); // a failure shows at the first line written
     // Everything is connected before start().
     connect(&m_process, &QProcess::readyReadStandardOutput, this,
             [this] { drain(QProcess::StandardOutput, m_partialOut, "out", false); });
@@ -175,7 +175,8 @@ void RankProcess::writeLine(const char* tag, const QByteArray& line)
     if (const qsizetype redraw = clean.lastIndexOf('\r'); redraw >= 0) clean.remove(0, redraw + 1);
     const QByteArray stamped = QDateTime::currentDateTime().toString(Qt::ISODateWithMs).toUtf8() + ' ' + tag + ' ' +
                                clean + '\n';
-    m_log.write(stamped);
+    const QString failed = m_log.isOpen() ? m_log.append(stamped) : QStringLiteral("cannot open it");
+    if (!failed.isEmpty() && m_onWriteFailure) m_onWriteFailure(m_log.path(), failed);
     const QString text = QString::fromUtf8(clean);
     m_tail.append(text);
     if (m_tail.size() > kTailLines) m_tail.removeFirst();

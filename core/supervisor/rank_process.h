@@ -6,14 +6,17 @@
 // descriptor above stderr close-on-exec. stdin is /dev/null. stdout and stderr are split into lines,
 // timestamped and appended to logs/rank-N.log, and emitted as lines. What is buffered stays bounded: a line
 // redrawn with carriage returns (a progress bar) keeps only its last state, and a line longer than
-// kMaxLineBytes is logged in pieces of that size as it arrives.
+// kMaxLineBytes is logged in pieces of that size as it arrives. The log rotates at kLogRotateBytes
+// (appending_file.h): a week-long run keeps the newest lines, not every line.
 
-#include <QFile>
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
 
+#include <functional>
 #include <sys/types.h>
+
+#include "appending_file.h"
 
 namespace ringmaster::supervisor {
 
@@ -28,6 +31,9 @@ public:
     // groupLeader: the job's process group id, or 0 to found a new group (rank 0).
     void start(const QString& program, const QStringList& arguments, const QProcessEnvironment& environment,
                pid_t groupLeader);
+    // Told (path, the system's reason) when a line cannot be written to the log (a full disk); the line is
+    // still emitted and kept in memory.
+    void setWriteFailureHandler(std::function<void(const QString&, const QString&)> handler) { m_onWriteFailure = std::move(handler); }
     int rank() const { return m_rank; }
     qint64 pid() const { return m_pid; }
     bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
@@ -54,7 +60,8 @@ private:
 
     int m_rank;
     QProcess m_process;
-    QFile m_log;
+    AppendingFile m_log;
+    std::function<void(const QString&, const QString&)> m_onWriteFailure;
     QByteArray m_partialOut;
     QByteArray m_partialErr;
     QStringList m_tail;

@@ -2,13 +2,16 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
-
+#include <cerrno>
+#include <cstring>
 #include <sys/stat.h>
+
+#include "safe_files.h"
 
 namespace ringmaster::supervisor {
 
@@ -19,18 +22,42 @@ bool RunDirectory::adopt(const QString& path, QString* error)
         *error = QStringLiteral("%1 is not a run directory (it has no job.json)").arg(path);
         return false;
     }
+    if (const std::string link = protocol::symlinkProblem(QFile::encodeName(absolute).toStdString()); !link.empty()) {
+        *error = QString::fromStdString(link);
+        return false;
+    }
     m_path = absolute;
     rememberIdentity();
-    m_launcherLog.close();
-    m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
-    m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    openLauncherLog();
     m_clock.start();
     return true;
+}
+
+namespace {
+
+// mkdir(2) of one folder, exclusively: false with EEXIST when something of that name is there already.
+bool makeFolder(const QString& path)
+{
+    return ::mkdir(QFile::encodeName(path).constData(), 0755) == 0;
+}
+
+} // namespace
+
+void RunDirectory::openLauncherLog()
+{
+    m_launcherLog.setRotation(kLogRotateBytes);
+    QString error;
+    if (!m_launcherLog.open(m_path + QStringLiteral("/logs/launcher.log"), &error)) reportWriteFailure(m_path + QStringLiteral("/logs/launcher.log"), error);
 }
 
 bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error, bool holdRunLock)
 {
     bool created = false;
+    const auto cannotCreate = [error](const QString& path) {
+        *error = QStringLiteral("cannot create the run directory %1: %2: check permissions and free space")
+                     .arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+        return false;
+    };
     if (!job.resume.isEmpty()) {
         m_path = runDirectoryOf(job.resume);
         if (m_path.isEmpty()) {
@@ -46,18 +73,33 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
                          .arg(m_path);
             return false;
         }
-        created = !QFileInfo::exists(m_path);
+        // Only the launch that made the folder may remove it again: another may have made it a moment ago.
+        if (!QDir().mkpath(QFileInfo(m_path).absolutePath())) return cannotCreate(QFileInfo(m_path).absolutePath());
+        created = makeFolder(m_path);
+        if (!created && errno != EEXIST) return cannotCreate(m_path);
     } else {
-        const QString stem = QFileInfo(job.outputRoot).absoluteFilePath() + QLatin1Char('/') +
-                             QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
-                             job.runName();
+        const QString root = QFileInfo(job.outputRoot).absoluteFilePath();
+        if (!QDir().mkpath(root)) return cannotCreate(root);
+        const QString stem = root + QLatin1Char('/') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
+                             QLatin1Char('-') + job.runName();
+        // mkdir is the test and the claim in one step: a name another launch took in the same second is skipped.
         m_path = stem;
-        for (int n = 2; QFileInfo::exists(m_path); ++n) m_path = stem + QStringLiteral("-%1").arg(n);
+        for (int n = 2; !makeFolder(m_path); ++n) {
+            if (errno != EEXIST || n > 10000) return cannotCreate(m_path);
+            m_path = stem + QStringLiteral("-%1").arg(n);
+        }
         created = true;
     }
-    if (!QDir().mkpath(m_path + QStringLiteral("/logs"))) {
-        *error = QStringLiteral("cannot create the run directory %1: check permissions and free space").arg(m_path);
-        return false;
+    if (!created) {
+        if (const std::string link = protocol::symlinkProblem(QFile::encodeName(m_path).toStdString()); !link.empty()) {
+            *error = QString::fromStdString(link);
+            return false;
+        }
+    }
+    if (!makeFolder(m_path + QStringLiteral("/logs")) && errno != EEXIST) {
+        const bool failed = cannotCreate(m_path + QStringLiteral("/logs"));
+        if (created) QDir(m_path).removeRecursively();
+        return failed;
     }
     if (holdRunLock) {
         std::string detail;
@@ -75,18 +117,17 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
     resolved.runDir = m_path;
     resolved.masterPort = masterPort;
     resolved.trainerPath = trainerPath;
-    try {
-        resolved.save(jobFile());
-    } catch (const JobError& e) {
+    // As JobSpec::save writes it, but never through a link and with the folder synced after the rename.
+    std::string failure;
+    if (!protocol::writeFileAtomically(QFile::encodeName(jobFile()).toStdString(),
+                                       QJsonDocument(resolved.toJson()).toJson(QJsonDocument::Indented).toStdString(), &failure)) {
         m_runLock.release();
         if (created) QDir(m_path).removeRecursively();
-        *error = e.message();
+        *error = QStringLiteral("cannot write the run's job file (%1): check permissions and free space").arg(QString::fromStdString(failure));
         return false;
     }
     rememberIdentity();
-    m_launcherLog.close();
-    m_launcherLog.setFileName(m_path + QStringLiteral("/logs/launcher.log"));
-    m_launcherLog.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+    openLauncherLog();
     m_clock.start();
     return true;
 }
@@ -140,9 +181,25 @@ QString RunDirectory::summaryStatus() const
     return QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("status")).toString();
 }
 
-void RunDirectory::patchSummary(const Outcome& outcome) const
+void RunDirectory::reportWriteFailure(const QString& path, const QString& reason)
 {
-    if (!lostReason().isEmpty()) return; // never into a folder that took the deleted one's name
+    if (m_writeFailures++ > 0 || !m_onWriteFailure) return;
+    m_onWriteFailure(QStringLiteral("cannot write %1: %2; the run goes on, but its files miss what could not be written "
+                                    "(free space on that disk; a run without its final status is listed interrupted)")
+                         .arg(path, reason));
+}
+
+bool RunDirectory::writeWhole(const QString& path, const QByteArray& bytes)
+{
+    std::string error;
+    if (protocol::writeFileAtomically(QFile::encodeName(path).toStdString(), bytes.toStdString(), &error)) return true;
+    reportWriteFailure(path, QString::fromStdString(error).section(QStringLiteral(": "), -1));
+    return false;
+}
+
+bool RunDirectory::patchSummary(const Outcome& outcome)
+{
+    if (!lostReason().isEmpty()) return false; // never into a folder that took the deleted one's name
     const QString file = m_path + QStringLiteral("/summary.json");
     QJsonObject summary;
     QFile in(file);
@@ -170,26 +227,20 @@ void RunDirectory::patchSummary(const Outcome& outcome) const
         summary.insert(QStringLiteral("root_cause_rank"), outcome.rootCause.rank);
         summary.insert(QStringLiteral("root_cause_last_lines"), QJsonArray::fromStringList(outcome.rootCause.lastLines));
     }
-    QSaveFile out(file);
-    if (out.open(QIODevice::WriteOnly)) {
-        out.write(QJsonDocument(summary).toJson(QJsonDocument::Indented));
-        out.commit();
-    }
+    return writeWhole(file, QJsonDocument(summary).toJson(QJsonDocument::Indented));
 }
 
-void RunDirectory::writeCommands(const QJsonObject& record) const
+bool RunDirectory::writeCommands(const QJsonObject& record)
 {
-    QSaveFile out(m_path + QStringLiteral("/commands.json"));
-    if (out.open(QIODevice::WriteOnly)) {
-        out.write(QJsonDocument(record).toJson(QJsonDocument::Indented));
-        out.commit();
-    }
+    return writeWhole(m_path + QStringLiteral("/commands.json"), QJsonDocument(record).toJson(QJsonDocument::Indented));
 }
 
 void RunDirectory::log(const QString& message)
 {
     if (!m_launcherLog.isOpen()) return;
-    m_launcherLog.write((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + message + QLatin1Char('\n')).toUtf8());
+    const QString failed =
+        m_launcherLog.append((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + message + QLatin1Char('\n')).toUtf8());
+    if (!failed.isEmpty()) reportWriteFailure(m_launcherLog.path(), failed);
 }
 
 } // namespace ringmaster::supervisor

@@ -7,14 +7,20 @@
 // being deleted (or replaced) under a live run, and removes the temp files a killed rank was writing.
 // A run on this machine holds the directory's supervisor lock (run_lock.h) from prepare() until the run
 // ends, so a reader can tell it is running, or interrupted when this process died without a final status.
+// A new directory is created exclusively (two launches in the same second never share or delete one); a
+// directory that holds a symbolic link is refused (protocol/safe_files.h); whole files are written atomically
+// with the folder synced, logs appended all or nothing. The first write that fails (a full disk) is reported
+// once through the write-failure handler; writing goes on, and succeeds again once there is space.
 
 #include <QElapsedTimer>
-#include <QFile>
 #include <QJsonObject>
 #include <QMap>
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+
+#include "appending_file.h"
 #include "job_spec.h"
 #include "run_lock.h"
 #include "run_types.h"
@@ -29,8 +35,17 @@ public:
     // before anything is written), writes the resolved job.json and opens logs/launcher.log. Returns false
     // with *error set; for a new run nothing is left behind.
     bool prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error, bool holdRunLock);
-    // Lets go of the supervisor lock (the run has its final status).
+    // Lets go of the supervisor lock: call once the final status is on disk (patchSummary returned true). A
+    // run whose final status could not be written keeps it until this process ends, and is then listed
+    // "interrupted", not as a status it does not have.
     void releaseRunLock() { m_runLock.release(); }
+
+    // Called once, with one line, at the first write into the run directory that fails (the file and the
+    // system's reason, e.g. a full disk). Later failures are counted, not repeated.
+    void setWriteFailureHandler(std::function<void(const QString& line)> handler) { m_onWriteFailure = std::move(handler); }
+    // What the rank logs and scalars.csv report through (the same once-only line).
+    void reportWriteFailure(const QString& path, const QString& reason);
+    int writeFailures() const { return m_writeFailures; }
 
     // Takes over an existing run directory without writing anything but the launcher's log (a Slurm run
     // followed again after the launcher that submitted it exited). False with *error set when it has no job.json.
@@ -61,20 +76,25 @@ public:
         qint64 lastStep = -1;               // the step of the last scalar received (-1: none)
         QMap<QString, double> lastScalars;  // the last value of each scalar received
     };
-    // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status.
-    void patchSummary(const Outcome& outcome) const;
+    // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status. False
+    // when it could not be written (reported).
+    bool patchSummary(const Outcome& outcome);
     // Writes commands.json (atomically): what each rank of the current launch runs (rank_command.h).
-    void writeCommands(const QJsonObject& record) const;
+    bool writeCommands(const QJsonObject& record);
     // Appends one timestamped line to logs/launcher.log.
     void log(const QString& message);
 
 private:
     void rememberIdentity();
+    void openLauncherLog();
+    bool writeWhole(const QString& path, const QByteArray& bytes);
 
     QString m_path;
     quint64 m_device = 0;                   // the directory's st_dev and st_ino when it was taken
     quint64 m_inode = 0;
-    QFile m_launcherLog;
+    AppendingFile m_launcherLog;
+    std::function<void(const QString&)> m_onWriteFailure;
+    int m_writeFailures = 0;
     protocol::RunLock m_runLock;
     QElapsedTimer m_clock;                  // since prepare(): the run's seconds when the program writes none
 };

@@ -42,22 +42,16 @@ ScalarBatch scalarsOf(const EvalMetric& metric)
 
 bool ScalarRecorder::open(const QString& runDir)
 {
-    m_file.close();
-    m_file.setFileName(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)));
-    if (!m_file.open(QIODevice::ReadWrite | QIODevice::Append)) {
-        m_error = QStringLiteral("cannot open %1: %2").arg(m_file.fileName(), m_file.errorString());
-        return false;
-    }
+    if (!m_file.open(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)), &m_error)) return false;
     QByteArray start;
     if (m_file.size() == 0) {
         start = QByteArray(kScalarsHeader) + '\n';
-    } else {
-        // A row cut short (the process was killed mid-write, the disk filled) must not swallow the next one.
-        m_file.seek(m_file.size() - 1);
-        if (m_file.read(1) != "\n") start = "\n";
+    } else if (m_file.lastByte() != '\n') {
+        // A row cut short (the process was killed mid-write) must not swallow the next one.
+        start = "\n";
     }
-    if (!start.isEmpty() && (m_file.write(start) != start.size() || !m_file.flush())) {
-        m_error = QStringLiteral("cannot write %1: %2").arg(m_file.fileName(), m_file.errorString());
+    if (const QString failed = m_file.append(start); !failed.isEmpty()) {
+        m_error = failed;
         m_file.close();
         return false;
     }
@@ -83,8 +77,8 @@ bool ScalarRecorder::append(const ScalarBatch& scalars, double wallTime)
         rows += prefix + csvField(scalar.name) + QLatin1Char(',') + QString::number(scalar.value, 'g', kRoundTripDigits) + QLatin1Char('\n');
     }
     const QByteArray bytes = rows.toUtf8();
-    if (m_file.write(bytes) != bytes.size() || !m_file.flush()) {
-        m_error = QStringLiteral("cannot write %1: %2").arg(m_file.fileName(), m_file.errorString());
+    if (const QString failed = m_file.append(bytes); !failed.isEmpty()) {
+        m_error = failed;
         return false;
     }
     m_rowsWritten += scalars.values.size();

@@ -5,11 +5,12 @@
 // wall_time is Unix time in seconds (as TensorBoard's), taken when the value arrived; value has full
 // round-trip precision. Rows are appended as they arrive, each batch in one write that is flushed at
 // once, so the file is complete up to the last batch even if the GUI or the launcher is closed or
-// killed. A resumed or restarted run keeps appending to the same file; the header is written once.
+// killed. A resumed or restarted run keeps appending to the same file; the header is written once. A batch
+// the disk cannot take whole is not written at all (appending_file.h): never half a row.
 
-#include <QFile>
 #include <QString>
 
+#include "appending_file.h"
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
@@ -28,7 +29,7 @@ public:
     // Opens (creating when needed) RUN_DIR/scalars.csv for appending; false with error() set.
     bool open(const QString& runDir);
     bool isOpen() const { return m_file.isOpen(); }
-    QString path() const { return m_file.fileName(); }
+    QString path() const { return m_file.path(); }
     QString error() const { return m_error; }
     qint64 rowsWritten() const { return m_rowsWritten; }
 
@@ -41,7 +42,7 @@ public:
     static QString csvField(const QString& text);
 
 private:
-    QFile m_file;
+    AppendingFile m_file;
     QString m_error;
     qint64 m_rowsWritten = 0;
 };

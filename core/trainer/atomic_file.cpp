@@ -16,7 +16,8 @@ AtomicFile::AtomicFile(std::string path)
     : m_path(std::move(path))
     , m_tempPath(tempPathFor(m_path))
 {
-    m_fd = ::open(m_tempPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ::unlink(m_tempPath.c_str()); // a leftover of an earlier process with this pid; never followed
+    m_fd = ::open(m_tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (m_fd < 0) throw IoError(m_path, "create", errno);
 }
 

@@ -92,7 +92,7 @@ int openCsv(const std::string& path, const char* header, int stepColumn, std::in
         }
         writeFileAtomically(path, std::string(header) + "\n");
     }
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) throw IoError(path, "open", errno);
     return fd;
 }

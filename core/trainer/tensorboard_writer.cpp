@@ -47,7 +47,7 @@ std::unique_ptr<TensorBoardWriter> TensorBoardWriter::forRunDir(const std::strin
 
 TensorBoardWriter::TensorBoardWriter(std::string path) : m_path(std::move(path))
 {
-    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, kFileMode);
+    m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, kFileMode);
     if (m_fd < 0) {
         disable("create", errno);
         return;

@@ -22,6 +22,7 @@
 #include "job_setup.h"
 #include "models/scripted_model.h"
 #include "preflight_checks.h"
+#include "safe_files.h"
 #include "reporter.h"
 #include "run_recorder.h"
 #include "sampler.h"
@@ -184,6 +185,8 @@ int Trainer::run()
 void Trainer::setUp()
 {
     setPhase(Phase::Loading);
+    // A run directory from someone else may hold a link that would redirect the run's writes (safe_files.h).
+    if (const std::string link = protocol::symlinkProblem(m_config.out); !link.empty()) throw UsageError(link);
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
     at::set_num_threads(threads);

@@ -299,3 +299,21 @@ def test_two_processes_share_one_copy(tmp_path):
     assert both_file <= 1.3 * alone_file
     # Neither process holds a private copy of the data: beyond LibTorch's own, less than a quarter of it.
     assert all(a - baseline_anon < 0.25 * file_mb for a in anon), anon
+
+
+def test_a_cache_file_of_another_user_is_not_trusted(tmp_path):
+    """Issue 22, item 6: in a shared cache folder a file another user wrote (or that others may write) is never
+    trusted, however valid it looks: its checksum guards against damage, not against someone writing other data.
+    It is rebuilt and replaced; the data the probe gets is the source's."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: gives a cache file to another user")
+    directory = tmp_path / "shared"
+    assert probe_ok(directory, "--n", "200")["built"] is True
+    os.chown(cache_file(directory), 65534, 65534)  # nobody
+    rebuilt = probe_ok(directory, "--n", "200")
+    assert rebuilt["built"] is True and rebuilt["sum"] == expected_sum(200)
+    assert cache_file(directory).stat().st_uid == os.geteuid()
+    os.chmod(cache_file(directory), 0o666)         # anyone may change it
+    again = probe_ok(directory, "--n", "200")
+    assert again["built"] is True and again["sum"] == expected_sum(200)
+    assert probe_ok(directory, "--n", "200")["built"] is False  # its own, private file: reused

@@ -24,6 +24,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <unistd.h>
 #include <QTimer>
 
 #include <memory>
@@ -265,6 +267,29 @@ private Q_SLOTS:
         QCOMPARE(listed.size(), 1);
         QCOMPARE(listed[0].toObject().value(QStringLiteral("title")).toString(), QStringLiteral("baseline"));
         QCOMPARE(listed[0].toObject().value(QStringLiteral("notes")).toString(), QStringLiteral("lr 0.01, 12 steps"));
+    }
+
+    // A run another launcher or window runs now (it holds the run's supervisor lock) is not deleted: refused with
+    // the holder named, before and after the question (here the lock is taken on another open file description,
+    // which the kernel treats as another holder, as it would another process).
+    void deleteRefusesARunAnotherProcessRuns()
+    {
+        QTemporaryDir root;
+        const QString held = makeTrainerRun(root.path(), QStringLiteral("20261130-130000-held"));
+        ringmaster::protocol::RunLock lock;
+        std::string detail;
+        QCOMPARE(lock.acquire(QFile::encodeName(held).toStdString(), &detail), ringmaster::protocol::RunLock::Result::Taken);
+        RunsPanel panel;
+        panel.addRoot(root.path());
+        QVERIFY(refreshAndWait(panel));
+        panel.setConfirmDeletes(false); // no question: the refusal comes before any
+        QVERIFY(!panel.deleteRun(held));
+        QVERIFY(QFile::exists(held + QStringLiteral("/metrics.csv")));
+        QVERIFY2(panel.statusLabel()->text().contains(QStringLiteral("is being run right now by pid %1").arg(::getpid())),
+                 qPrintable(panel.statusLabel()->text()));
+        lock.release();
+        QVERIFY(panel.deleteRun(held));
+        QVERIFY(!QDir(held).exists());
     }
 
     void deleteAsksFirstRemovesExactlyThatRunAndRefusesTheRunningOne()

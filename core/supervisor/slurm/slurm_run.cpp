@@ -116,6 +116,7 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = m_server->error();
         return false;
     }
+    watchWrites();
     if (!m_dir.prepare(m_job, 0, checked.trainerPath, error, /*holdRunLock=*/false)) return false;
     const int world = m_job.slurm.nodes * slurmTasksPerNode(m_job, m_job.slurm);
     for (int r = 0; r < world; ++r) {
@@ -232,7 +233,7 @@ SubmitterOffer SlurmRun::submitterOffer() const
 // What start() and attach() share: the scalar record, the output parser and the file followers.
 void SlurmRun::begin()
 {
-    if (!m_scalarRecorder.open(runDir())) log(m_scalarRecorder.error());
+    if (!m_scalarRecorder.open(runDir())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
     m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
     m_rankLogs.clear();
     m_lastLines.assign(static_cast<std::size_t>(m_ranks.size()), {});
@@ -287,6 +288,7 @@ void SlurmRun::onSubmitted()
 
 bool SlurmRun::attach(const QString& runDir, QString* error)
 {
+    watchWrites();
     if (!m_dir.adopt(runDir, error)) return false;
     try {
         m_job = JobSpec::load(m_dir.jobFile());
@@ -472,10 +474,7 @@ void SlurmRun::recordScalars(const ScalarBatch& scalars, double wallTime)
     m_lastScalarStep = std::max(m_lastScalarStep, scalars.step);
     for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
     const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
-    if (m_scalarRecorder.isOpen() && !written && !m_scalarWriteFailed) {
-        m_scalarWriteFailed = true;
-        log(m_scalarRecorder.error());
-    }
+    if (m_scalarRecorder.isOpen() && !written) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
     Q_EMIT scalarsReceived(scalars);
 }
 
@@ -519,6 +518,14 @@ void SlurmRun::setState(RunState state)
     m_state = state;
     log(QStringLiteral("state: %1").arg(runStateName(state)));
     Q_EMIT stateChanged(state);
+}
+
+void SlurmRun::watchWrites()
+{
+    m_dir.setWriteFailureHandler([this](const QString& line) {
+        m_dir.log(line); // the launcher's log; the terminal and the window say it as a problem, once
+        Q_EMIT problem(line);
+    });
 }
 
 void SlurmRun::log(const QString& message)

@@ -124,6 +124,8 @@ private:
     void setRankStates(RankState state);
     void setState(RunState state);
     void log(const QString& message);
+    // The first write into the run directory that fails is logged and said to the user (RunBackend::problem).
+    void watchWrites();
 
     JobSpec m_job;
     PreflightResult m_checked;
@@ -162,7 +164,6 @@ private:
     qint64 m_stepsReceived = 0;
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
-    bool m_scalarWriteFailed = false;
     QString m_finalStatus;
     FailureVerdict m_verdict;
     bool m_stopRequested = false;

@@ -171,10 +171,18 @@ torch::Tensor aliasMapping(const std::shared_ptr<Mapping>& mapping, const Tensor
 // the file does not exist).
 LoadedData openCache(const std::string& path, const std::string& fingerprint)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Unusable{errno == ENOENT ? std::string() : std::strerror(errno)};
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw Unusable{errno == ENOENT ? std::string() : errno == ELOOP ? "a symbolic link" : std::strerror(errno)};
     struct stat status {};
     const bool statted = ::fstat(fd, &status) == 0;
+    // A cache folder may be shared (RINGMASTER_DATA_CACHE on a group's disk): only a file this user wrote, and
+    // that nobody else may change, is trusted. Another's would be rebuilt (or, where it cannot be replaced, the
+    // data decoded in memory): its checksum guards against damage, not against someone writing other data.
+    if (statted && (status.st_uid != ::geteuid() || (status.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
+        ::close(fd);
+        throw Unusable{status.st_uid != ::geteuid() ? "written by another user (uid " + std::to_string(status.st_uid) + "): not trusted"
+                                                    : std::string("writable by other users: not trusted")};
+    }
     const auto fileBytes = static_cast<std::uint64_t>(status.st_size);
     void* base = MAP_FAILED;
     if (statted && S_ISREG(status.st_mode) && fileBytes >= kPrefixBytes)
@@ -305,7 +313,7 @@ void makeFolders(const std::string& dir)
 class ExclusiveLock
 {
 public:
-    explicit ExclusiveLock(const std::string& path) : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600))
+    explicit ExclusiveLock(const std::string& path) : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600))
     {
         if (m_fd < 0) throw IoError(path, "create lock file", errno);
         if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0) return;
