@@ -1,11 +1,18 @@
 #include "zip_records.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <memory>
 #include <new>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include <archive.h>
 #include <archive_entry.h>
+
+#include "zip_directory.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -53,6 +60,25 @@ std::string readEveryRecord(archive* reader)
 
 std::string zipRecordDamage(const std::string& path)
 {
+    {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat info {};
+        if (fd < 0 || ::fstat(fd, &info) != 0) {
+            if (fd >= 0) ::close(fd);
+            return std::strerror(errno);
+        }
+        const std::string problem = zipDirectoryProblem(static_cast<std::uint64_t>(info.st_size), [fd](std::uint64_t offset, std::size_t size, void* out) {
+            std::size_t done = 0;
+            while (done < size) {
+                const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, size - done, static_cast<off_t>(offset + done));
+                if (got <= 0) return false;
+                done += static_cast<std::size_t>(got);
+            }
+            return true;
+        });
+        ::close(fd);
+        if (!problem.empty()) return problem;
+    }
     const Reader reader = newZipReader();
     if (archive_read_open_filename(reader.get(), path.c_str(), kReadBlock) != ARCHIVE_OK) return libraryError(reader.get());
     return readEveryRecord(reader.get());
@@ -60,6 +86,12 @@ std::string zipRecordDamage(const std::string& path)
 
 std::string zipRecordDamage(const void* data, std::size_t size)
 {
+    const std::string problem = zipDirectoryProblem(size, [data, size](std::uint64_t offset, std::size_t length, void* out) {
+        if (offset > size || length > size - offset) return false;
+        std::memcpy(out, static_cast<const char*>(data) + offset, length);
+        return true;
+    });
+    if (!problem.empty()) return problem;
     const Reader reader = newZipReader();
     if (archive_read_open_memory(reader.get(), data, size) != ARCHIVE_OK) return libraryError(reader.get());
     return readEveryRecord(reader.get());

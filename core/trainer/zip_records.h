@@ -4,7 +4,9 @@
 // MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS) compares none, so a flipped byte would load silently, or, inside
 // data.pkl, send LibTorch's unpickler after a length it allocates before checking (1 GiB asked for by a 1 KiB
 // file, found by tests/fuzz/fuzz_tensor_file.cpp). Records are streamed through a 1 MiB buffer, never held whole.
-// A file built to pass these checks can still reach LibTorch's reader: this finds damage, it is no sandbox.
+// First the central directory and the pickles are checked for sizes that would make LibTorch allocate more
+// than the file holds (zip_directory.h). A file built to pass these checks still reaches LibTorch's reader:
+// this finds damage and bounds allocations; it is no sandbox.
 
 #include <cstddef>
 #include <string>

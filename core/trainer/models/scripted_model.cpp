@@ -5,6 +5,7 @@
 #include "../atomic_file.h"
 #include "../errors.h"
 #include "../hash64.h"
+#include "../zip_records.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -62,6 +63,11 @@ void ScriptedModel::saveTorchScript(const std::string& path)
 std::shared_ptr<ScriptedModel> loadScriptedModel(const std::string& path, const torch::Device& device)
 {
     torch::jit::Module module;
+    // LibTorch allocates what the archive's directory and pickles say before it reads them (zip_directory.h).
+    if (const std::string damage = zipRecordDamage(path); !damage.empty()) {
+        throw UsageError("--model " + path + ": not a usable TorchScript file (" + damage +
+                         "); save one in Python with torch.jit.save(torch.jit.script(model), PATH)");
+    }
     try {
         module = torch::jit::load(path, device);
     } catch (const std::exception& e) {
