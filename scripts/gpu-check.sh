@@ -83,7 +83,7 @@ if [ "$deps" != none ]; then
   cmake_args=("-DCMAKE_PREFIX_PATH=$prefix/usr;$lib/cmake" "-DCMAKE_CXX_FLAGS=-isystem $inc/x86_64-linux-gnu"
               "-DZLIB_INCLUDE_DIR=$inc" "-DZLIB_LIBRARY=$lib/libz.so" "-DLibArchive_INCLUDE_DIR=$inc"
               "-DLibArchive_LIBRARY=$lib/libarchive.so" "-DPNG_PNG_INCLUDE_DIR=$inc/libpng16" "-DPNG_LIBRARY=$lib/libpng16.so"
-              "-DJPEG_INCLUDE_DIR=$inc" "-DJPEG_LIBRARY=$lib/libjpeg.so" "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags"
+              "-DJPEG_INCLUDE_DIR=$inc" "-DJPEG_LIBRARY=$lib/libjpeg.so" "-DNETTLE_INCLUDE_DIR=$inc" "-DNETTLE_LIBRARY=$lib/libnettle.so" "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags"
               "-DCMAKE_BUILD_RPATH=$lib")
 fi
 t0=$(date +%s)

@@ -23,6 +23,8 @@ packages=(
   libspdlog-dev nlohmann-json3-dev
   # Checkpoint CRC checks (and run bundles): libarchive reads and writes zip and tar.
   libarchive-dev
+  # HMAC-SHA256 of the TCP reporting endpoint (core/protocol/frame_mac.h); libarchive links Nettle already.
+  nettle-dev
   # The trainer decodes image folders with the system's libpng and libjpeg-turbo.
   libpng-dev libjpeg62-turbo-dev
   dataset-fashion-mnist

@@ -6,8 +6,13 @@
 // per-run secret in RINGMASTER_TOKEN. Under Slurm a rank may run on another node, where that path
 // reaches nothing: the supervisor then also opens a TCP endpoint and passes it as RINGMASTER_ENDPOINT
 // ("HOST:PORT", HOST an IPv4/IPv6 address or a name); a rank tries the socket first and the endpoint
-// when the socket is absent or refuses. Over TCP the kernel cannot vouch for the peer's pid: the token
-// (compared in constant time) is all that admits a connection. Framing: one JSON object per line ('\n'-terminated, UTF-8),
+// when the socket is absent or refuses. Over TCP the kernel cannot vouch for the peer's pid and the bytes may be
+// read on the way, so the token never crosses the wire (frame_mac.h): the supervisor's first line is
+//   {"v":1,"type":"challenge","nonce":"<32 hex digits, fresh per connection>"}
+// the hello carries "mac" (helloMac) instead of "token", and every later line is "<frameMac> <frame>": the MAC
+// of that frame's JSON text with the nonce and its sequence number (1, 2, ...), so a frame replayed, reordered,
+// changed or copied from another connection is refused. At most kMaxConnectionsPerPeer TCP connections from one
+// address. Framing: one JSON object per line ('\n'-terminated, UTF-8),
 // at most kMaxFrameBytes including the newline; a longer frame closes the connection.
 // Every frame carries "v" (kProtocolVersion) and "type". The first frame on a connection must be:
 //   {"v":1,"type":"hello","rank":R,"pid":P,"token":"..."}
@@ -38,6 +43,7 @@ inline constexpr int kMaxFrameBytes = 64 * 1024;
 inline constexpr int kHeartbeatIntervalMs = 1000;
 inline constexpr int kHelloTimeoutMs = 5000;
 inline constexpr int kMaxConnections = 1024;
+inline constexpr int kMaxConnectionsPerPeer = 64;
 inline constexpr const char* kSocketEnv = "RINGMASTER_SOCKET";
 inline constexpr const char* kTokenEnv = "RINGMASTER_TOKEN";
 inline constexpr const char* kEndpointEnv = "RINGMASTER_ENDPOINT";
@@ -52,6 +58,7 @@ inline constexpr const char* kTypeCheckpoint = "checkpoint";
 inline constexpr const char* kTypeStatus = "status";
 inline constexpr const char* kTypeHeartbeat = "heartbeat";
 inline constexpr const char* kTypeScalars = "scalars";
+inline constexpr const char* kTypeChallenge = "challenge";
 
 // Keys.
 inline constexpr const char* kKeyVersion = "v";
@@ -59,6 +66,8 @@ inline constexpr const char* kKeyType = "type";
 inline constexpr const char* kKeyRank = "rank";
 inline constexpr const char* kKeyPid = "pid";
 inline constexpr const char* kKeyToken = "token";
+inline constexpr const char* kKeyNonce = "nonce";
+inline constexpr const char* kKeyMac = "mac";
 inline constexpr const char* kKeyStep = "step";
 inline constexpr const char* kKeyEpoch = "epoch";
 inline constexpr const char* kKeyLoss = "loss";

@@ -16,6 +16,13 @@ public:
 
     // Appends bytes; returns the complete frames. After an error, nothing more is decoded.
     QList<QJsonObject> feed(const QByteArray& bytes);
+    // The same, one level down: the complete lines (without their newline), for a transport whose lines carry
+    // more than the JSON (the TCP endpoint's MACs). The size limit applies alike.
+    QList<QByteArray> takeLines(const QByteArray& bytes);
+    // One line as a JSON object; false with *error set ("malformed frame: ...").
+    static bool parseFrame(const QByteArray& line, QJsonObject* frame, QString* error);
+    // Marks the stream failed (a transport's own check), so that nothing more is decoded.
+    void fail(const QString& error) { m_error = error; m_pending.clear(); }
     bool failed() const { return !m_error.isEmpty(); }
     QString error() const { return m_error; }
 

@@ -1,5 +1,7 @@
 #include "metric_server.h"
 
+#include <algorithm>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -12,9 +14,11 @@
 #include <QRandomGenerator>
 #include <QStandardPaths>
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "../protocol/wire.h"
+#include "frame_mac.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -29,13 +33,26 @@ QString randomToken()
 // Equal secrets, in a time that does not depend on where they first differ (the length is not secret).
 bool sameSecret(const QString& given, const QString& expected)
 {
-    const QByteArray a = given.toUtf8();
-    const QByteArray b = expected.toUtf8();
-    if (a.size() != b.size()) return false;
-    unsigned char difference = 0;
-    for (qsizetype i = 0; i < a.size(); ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return difference == 0;
+    return protocol::sameSecret(given.toStdString(), expected.toStdString());
 }
+
+// Connections open at once: the protocol's cap, kept well below this process's descriptor limit (each is one).
+int connectionLimit()
+{
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return protocol::kMaxConnections;
+    const long spare = static_cast<long>(files.rlim_cur) - 128; // the ranks' pipes, logs, the run's files
+    return static_cast<int>(std::clamp<long>(spare, 16, protocol::kMaxConnections));
+}
+
+QString peerAddress(QIODevice* socket)
+{
+    const auto* tcp = qobject_cast<QTcpSocket*>(socket);
+    return tcp ? tcp->peerAddress().toString() : QString();
+}
+
+constexpr int kNoticesPerWindow = 5;
+constexpr qint64 kNoticeWindowMs = 10000;
 
 // The pid of the process at the other end, from the kernel (not from anything it sent); 0 if unknown
 // (always over TCP).
@@ -135,15 +152,35 @@ void MetricServer::onNewTcpConnection()
 
 void MetricServer::admit(QIODevice* socket, bool tcp)
 {
-    if (m_peers.size() >= protocol::kMaxConnections) {
+    const QString address = peerAddress(socket);
+    QString refused;
+    if (m_peers.size() >= connectionLimit()) {
+        refused = QStringLiteral("%1 connections are already open").arg(m_peers.size());
+    } else if (tcp) {
+        int fromThere = 0;
+        for (auto it = m_peers.cbegin(); it != m_peers.cend(); ++it) fromThere += it.value()->tcp && peerAddress(it.key()) == address;
+        if (fromThere >= protocol::kMaxConnectionsPerPeer) refused = QStringLiteral("%1 connections from there are already open").arg(fromThere);
+    }
+    if (!refused.isEmpty()) {
         ++m_rejectedConnections;
-        Q_EMIT notice(QStringLiteral("rejected a reporting connection: %1 connections are already open").arg(m_peers.size()));
+        noteRejection(QStringLiteral("rejected a reporting connection%1: %2")
+                          .arg(address.isEmpty() ? QString() : QStringLiteral(" from ") + address, refused));
         socket->disconnect(this);
-        socket->close();
+        if (auto* remote = qobject_cast<QTcpSocket*>(socket)) remote->abort();
+        else socket->close();
         socket->deleteLater();
         return;
     }
-    auto* peer = new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1, new QTimer, tcp};
+    auto* peer = new Peer{FrameDecoder(protocol::kMaxFrameBytes), -1, new QTimer, tcp, {}, 0};
+    if (tcp) {
+        // A fresh nonce per connection: what the hello and every frame are bound to (frame_mac.h).
+        QByteArray nonce(protocol::kNonceBytes, Qt::Uninitialized);
+        QRandomGenerator::system()->fillRange(reinterpret_cast<quint32*>(nonce.data()), nonce.size() / 4);
+        peer->nonce = nonce.toHex().toStdString();
+        const QByteArray challenge = QByteArrayLiteral("{\"v\":") + QByteArray::number(protocol::kProtocolVersion) + ",\"type\":\"" +
+                                     protocol::kTypeChallenge + "\",\"" + protocol::kKeyNonce + "\":\"" + nonce.toHex() + "\"}\n";
+        socket->write(challenge);
+    }
     peer->helloDeadline->setSingleShot(true);
     connect(peer->helloDeadline, &QTimer::timeout, this, [this, socket] {
         reject(socket, QStringLiteral("no hello within %1 ms").arg(protocol::kHelloTimeoutMs));
@@ -162,12 +199,27 @@ void MetricServer::forget(QIODevice* socket)
     socket->deleteLater();
 }
 
+void MetricServer::noteRejection(const QString& message)
+{
+    // A flood of connections must not flood the log: a few lines per window, then a count.
+    if (!m_noticeWindow.isValid() || m_noticeWindow.elapsed() > kNoticeWindowMs) {
+        if (m_suppressedNotices > 0) {
+            Q_EMIT notice(QStringLiteral("%1 more reporting connections were rejected in %2 s (not each logged)")
+                              .arg(m_suppressedNotices).arg(m_noticeWindow.elapsed() / 1000));
+        }
+        m_noticeWindow.start();
+        m_noticesInWindow = 0;
+        m_suppressedNotices = 0;
+    }
+    if (m_noticesInWindow++ < kNoticesPerWindow) Q_EMIT notice(message);
+    else ++m_suppressedNotices;
+}
+
 void MetricServer::reject(QIODevice* socket, const QString& why)
 {
     ++m_rejectedConnections;
-    const auto* tcp = qobject_cast<QTcpSocket*>(socket);
-    Q_EMIT notice(QStringLiteral("rejected a reporting connection%1: %2")
-                      .arg(tcp ? QStringLiteral(" from %1").arg(tcp->peerAddress().toString()) : QString(), why));
+    const QString address = peerAddress(socket);
+    noteRejection(QStringLiteral("rejected a reporting connection%1: %2").arg(address.isEmpty() ? QString() : QStringLiteral(" from ") + address, why));
     if (Peer* peer = m_peers.take(socket)) {
         peer->helloDeadline->stop();
         peer->helloDeadline->deleteLater(); // may be the timer whose timeout called us
@@ -183,17 +235,33 @@ void MetricServer::onReadyRead(QIODevice* socket)
 {
     Peer* peer = m_peers.value(socket);
     if (!peer) return;
-    const auto objects = peer->decoder.feed(socket->readAll());
-    for (const auto& object : objects) {
+    for (QByteArray line : peer->decoder.takeLines(socket->readAll())) {
+        if (peer->tcp && peer->rank >= 0) {
+            // "<MAC> <frame>": the frame's own MAC with this connection's nonce and the next sequence number.
+            const qsizetype space = line.indexOf(' ');
+            const std::string mac = space == protocol::kMacHexLength ? line.left(space).toStdString() : std::string();
+            line = line.mid(space + 1);
+            if (mac.empty() || !protocol::sameSecret(mac, protocol::frameMac(m_token.toStdString(), peer->nonce, ++peer->sequence, line.toStdString()))) {
+                return reject(socket, QStringLiteral("frame %1 has no valid MAC (replayed, changed or forged)").arg(peer->sequence));
+            }
+        }
+        QJsonObject object;
+        QString error;
+        if (!FrameDecoder::parseFrame(line, &object, &error)) return reject(socket, error);
         const ReportFrame frame = readReportFrame(object);
         if (frame.version != protocol::kProtocolVersion) {
             return reject(socket, QStringLiteral("protocol version %1, expected %2").arg(frame.version).arg(protocol::kProtocolVersion));
         }
         if (peer->rank < 0) {
-            if (frame.kind != ReportFrame::Kind::Hello || !sameSecret(frame.token, m_token) || frame.rank < 0) {
+            if (frame.kind != ReportFrame::Kind::Hello || frame.rank < 0) {
                 return reject(socket, frame.kind == ReportFrame::Kind::Hello ? QStringLiteral("wrong token or rank")
                                                                              : QStringLiteral("first frame was not a hello"));
             }
+            // Over TCP the hello proves the token without sending it; on this host's socket it carries the token.
+            const bool proven = peer->tcp ? protocol::sameSecret(object.value(QLatin1String(protocol::kKeyMac)).toString().toStdString(),
+                                                                 protocol::helloMac(m_token.toStdString(), peer->nonce, frame.rank, frame.pid))
+                                          : sameSecret(frame.token, m_token);
+            if (!proven) return reject(socket, QStringLiteral("wrong token or rank"));
             const qint64 pid = peerPid(socket);
             if (pid > 0 && frame.pid != pid) {
                 return reject(socket, QStringLiteral("hello claims pid %1 but the connection comes from pid %2").arg(frame.pid).arg(pid));

@@ -7,8 +7,11 @@
 // the connection, is logged, and nothing it sent is used. At most protocol::kMaxConnections are open.
 // What each frame says is read by report_frame.h (no sockets there).
 // Under Slurm a rank may run on another node: listenTcp() also opens a TCP endpoint on one address.
-// There the kernel cannot name the peer's pid, so the token alone admits a connection (compared in
-// constant time, as on the socket) and the peer check is asked with pid 0.
+// There the kernel cannot name the peer's pid and the network may be read, so each connection gets a fresh
+// nonce, the hello proves the token with its MAC and every frame carries its own (protocol/frame_mac.h); the
+// peer check is asked with pid 0. At most protocol::kMaxConnectionsPerPeer TCP connections from one address,
+// and in all at most protocol::kMaxConnections or well below this process's descriptor limit; rejections are
+// logged a few per ten seconds, then counted.
 // Metrics are accepted from rank 0 only; heartbeats from every rank. A "scalars" frame's values are
 // checked one by one (finite, a bounded printable name, at most protocol::kMaxScalarsPerFrame): a bad
 // value is dropped and counted, the rest of the frame is used.
@@ -22,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "frame_decoder.h"
 #include "report_frame.h"
@@ -56,6 +60,7 @@ public:
     QString error() const { return m_error; }
 
     qint64 rejectedConnections() const { return m_rejectedConnections; }
+    int openConnections() const { return static_cast<int>(m_peers.size()); }
     // Scalars dropped so far (bad name or value, over the per-frame limit, or a frame without a valid step).
     qint64 droppedScalars() const { return m_droppedScalars; }
 
@@ -80,6 +85,8 @@ private:
         int rank = -1; // -1 until the hello is accepted
         QTimer* helloDeadline = nullptr;
         bool tcp = false;
+        std::string nonce;        // TCP: this connection's challenge
+        quint64 sequence = 0;     // TCP: the last frame's sequence number
     };
 
     void onNewConnection();
@@ -88,6 +95,8 @@ private:
     void admit(QIODevice* socket, bool tcp);
     void onReadyRead(QIODevice* socket);
     void reject(QIODevice* socket, const QString& why);
+    // A rejection's line, rate-limited (a few per window, then a count).
+    void noteRejection(const QString& message);
     void forget(QIODevice* socket);
     void dispatch(int rank, const ReportFrame& frame, const QJsonObject& object);
     void dispatchScalars(const ReportFrame& frame);
@@ -100,6 +109,9 @@ private:
     QHash<QIODevice*, Peer*> m_peers;
     std::function<bool(int, qint64)> m_peerCheck;
     qint64 m_rejectedConnections = 0;
+    QElapsedTimer m_noticeWindow;
+    int m_noticesInWindow = 0;
+    qint64 m_suppressedNotices = 0;
     qint64 m_droppedScalars = 0;
 };
 

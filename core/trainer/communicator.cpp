@@ -20,6 +20,7 @@ static_assert(NCCL_VERSION_CODE == RINGMASTER_EXPECTED_NCCL_VERSION_CODE,
 
 #include "errors.h"
 #include "log.h"
+#include "store_listener.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -48,10 +49,18 @@ bool reportsAddressInUse(std::string message)
 c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::milliseconds timeout)
 {
     const bool isServer = env.rank == 0;
-    const auto options = compat::makeStoreOptions(env.masterPort, isServer, env.worldSize, timeout);
+    auto options = compat::makeStoreOptions(env.masterPort, isServer, env.worldSize, timeout);
     const std::string where = env.masterAddr + ":" + std::to_string(env.masterPort);
     try {
+        // The store's server listens on MASTER_ADDR's address only, never every interface (store_listener.h).
+#if TORCH_VERSION_MAJOR >= 2
+        if (isServer) options.masterListenFd = listenForStore(env.masterAddr, env.masterPort);
         auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
+#else
+        std::unique_ptr<StoreBindScope> bindScope = isServer ? std::make_unique<StoreBindScope>(env.masterAddr) : nullptr;
+        auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
+        bindScope.reset();
+#endif
         return c10::make_intrusive<c10d::PrefixStore>("ringmaster", store);
     } catch (const std::exception& e) {
         const std::string message = e.what();

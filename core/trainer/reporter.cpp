@@ -1,5 +1,7 @@
 #include "reporter.h"
 
+#include "frame_mac.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -166,12 +168,53 @@ bool Reporter::connectSocket()
                      m_endpoint.empty() ? "" : "endpoint tcp " + m_endpoint);
         return false;
     }
-    const nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
-                                  {protocol::kKeyType, protocol::kTypeHello},
-                                  {protocol::kKeyRank, m_rank},
-                                  {protocol::kKeyPid, static_cast<long>(::getpid())},
-                                  {protocol::kKeyToken, m_token}};
+    nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
+                            {protocol::kKeyType, protocol::kTypeHello},
+                            {protocol::kKeyRank, m_rank},
+                            {protocol::kKeyPid, static_cast<long>(::getpid())}};
+    if (m_overTcp) {
+        // The token never crosses the network: the hello proves it against this connection's nonce.
+        if (!readChallenge()) {
+            log::warn("reporting endpoint tcp {} sent no challenge: training continues, metrics.csv is the record", m_endpoint);
+            return false;
+        }
+        hello[protocol::kKeyMac] = protocol::helloMac(m_token, m_nonce, m_rank, static_cast<long>(::getpid()));
+    } else {
+        hello[protocol::kKeyToken] = m_token;
+    }
     return writeAll(hello.dump() + "\n");
+}
+
+bool Reporter::readChallenge()
+{
+    std::string line;
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::milliseconds(protocol::kHelloTimeoutMs);
+    char byte = 0;
+    while (line.size() < static_cast<std::size_t>(protocol::kMaxFrameBytes)) {
+        const ssize_t got = ::recv(m_fd, &byte, 1, 0);
+        if (got == 1) {
+            if (byte == '\n') break;
+            line.push_back(byte);
+            continue;
+        }
+        if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return false;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(giveUp - std::chrono::steady_clock::now()).count();
+        if (left <= 0 || pastExitDeadline()) return false;
+        pollfd readable{m_fd, POLLIN, 0};
+        ::poll(&readable, 1, static_cast<int>(std::min<long long>(left, kPollSliceMs)));
+    }
+    const auto challenge = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!challenge.is_object() || challenge.value(protocol::kKeyType, "") != protocol::kTypeChallenge) return false;
+    m_nonce = challenge.value(protocol::kKeyNonce, "");
+    m_sequence = 0;
+    return !m_nonce.empty();
+}
+
+std::string Reporter::sealed(const std::string& line)
+{
+    if (!m_overTcp) return line;
+    const std::string frame = line.substr(0, line.size() - 1); // without its newline
+    return protocol::frameMac(m_token, m_nonce, ++m_sequence, frame) + " " + line;
 }
 
 bool Reporter::connectUnix()
@@ -269,7 +312,7 @@ void Reporter::writerLoop()
         }
         std::string batch;
         while (!m_queue.empty() && batch.size() < kMaxBatchBytes) {
-            batch += m_queue.front();
+            batch += sealed(m_queue.front());
             m_queue.pop_front();
         }
         lock.unlock();

@@ -61,6 +61,10 @@ private:
     bool connectSocket();
     bool connectUnix();
     bool connectTcp();
+    // The supervisor's first line over TCP: its nonce, into m_nonce; false when none came in time.
+    bool readChallenge();
+    // Over TCP each line goes as "<MAC> <frame>" (protocol/frame_mac.h); on the socket as it is.
+    std::string sealed(const std::string& line);
     // What the frames go to, for messages: the socket's path or "tcp HOST:PORT".
     std::string peerName() const;
     // False when the socket failed, or when closing and kExitDeadline has passed.
@@ -71,6 +75,8 @@ private:
     std::string m_endpoint;
     bool m_overTcp = false;
     std::string m_token;
+    std::string m_nonce;            // TCP: this connection's challenge (writer thread only)
+    std::uint64_t m_sequence = 0;   // TCP: the last frame's sequence number (writer thread only)
     int m_rank;
     int m_fd = -1;
     mutable std::mutex m_mutex;

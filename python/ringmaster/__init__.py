@@ -9,7 +9,9 @@ Under Ringmaster (RINGMASTER_SOCKET and RINGMASTER_TOKEN are set by the launcher
 sends a "scalars" frame over the run's reporting socket (core/protocol/wire.h): the connection, made
 at import on rank 0, first says hello with this process's rank, pid and the run's token. Under Slurm,
 when rank 0 runs on another node than the supervisor, the socket reaches nothing: the connection then
-goes to the TCP endpoint in RINGMASTER_ENDPOINT ("HOST:PORT") instead. Other ranks' log() does nothing, and
+goes to the TCP endpoint in RINGMASTER_ENDPOINT ("HOST:PORT") instead, where the token is never sent: the
+hello and every frame carry an HMAC-SHA256 bound to the supervisor's per-connection nonce (frame_mac.h).
+Other ranks' log() does nothing, and
 outside Ringmaster everything does nothing, so the same script runs under torchrun unchanged.
 
 log() never blocks training: frames go into a bounded queue (MAX_QUEUED_FRAMES; when it is full the
@@ -24,6 +26,8 @@ Ringmaster (else at the first call), and a handler that was installed before it 
 
 import atexit
 import collections
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -77,13 +81,14 @@ def _split_endpoint(endpoint):
 
 
 def _connect(path, endpoint):
-    """A connected socket: the Unix socket when it takes the connection, else the TCP endpoint."""
+    """(socket, nonce): the Unix socket when it takes the connection (nonce None), else the TCP endpoint with
+    the nonce of the supervisor's challenge, its first line there."""
     if path:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(5.0)
             sock.connect(path)
-            return sock
+            return sock, None
         except OSError:
             sock.close()
     address = _split_endpoint(endpoint) if endpoint else None
@@ -91,7 +96,26 @@ def _connect(path, endpoint):
         raise OSError("no reachable socket or endpoint")
     sock = socket.create_connection(address, timeout=5.0)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
+    line = b""
+    while not line.endswith(b"\n") and len(line) < MAX_FRAME_BYTES:
+        chunk = sock.recv(1)  # within the 5 s timeout; one byte at a time: nothing after the line is taken
+        if not chunk:
+            break
+        line += chunk
+    try:
+        challenge = json.loads(line)
+        nonce = challenge["nonce"] if challenge.get("type") == "challenge" else None
+    except (ValueError, TypeError, KeyError):
+        nonce = None
+    if not isinstance(nonce, str) or not nonce:
+        sock.close()
+        raise OSError("the endpoint sent no challenge")
+    return sock, nonce
+
+
+def _mac(token, message):
+    """HMAC-SHA256 as the supervisor computes it (core/protocol/frame_mac.h)."""
+    return hmac.new(token.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 class _Sender:
@@ -101,7 +125,8 @@ class _Sender:
         self.pid = os.getpid()
         self._path = path
         self._endpoint = endpoint
-        self._hello = self._encode({"type": "hello", "rank": rank, "pid": self.pid, "token": token})
+        self._token = token
+        self._rank = rank
         self._queue = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
@@ -153,12 +178,18 @@ class _Sender:
 
     def _run(self):
         try:
-            sock = _connect(self._path, self._endpoint)
+            sock, nonce = _connect(self._path, self._endpoint)
             sock.setblocking(False)
         except OSError:
             self._die()
             return
-        pending = self._hello
+        if nonce is None:
+            pending = self._encode({"type": "hello", "rank": self._rank, "pid": self.pid, "token": self._token})
+        else:
+            # Over TCP the token never crosses the wire: the hello and every frame carry MACs bound to the nonce.
+            hello_mac = _mac(self._token, f"ringmaster hello\n{nonce}\n{self._rank}\n{self.pid}")
+            pending = self._encode({"type": "hello", "rank": self._rank, "pid": self.pid, "mac": hello_mac})
+        sequence = 0
         try:
             while True:
                 if not pending:
@@ -170,6 +201,13 @@ class _Sender:
                         batch = list(self._queue)
                         self._queue.clear()
                         self._in_flight = len(batch)
+                    if nonce is not None:
+                        sealed = []
+                        for frame in batch:
+                            sequence += 1
+                            mac = _mac(self._token, f"{nonce}\n{sequence}\n" + frame[:-1].decode("utf-8"))
+                            sealed.append(mac.encode("ascii") + b" " + frame)
+                        batch = sealed
                     pending = b"".join(batch)
                 try:
                     sent = sock.send(pending)

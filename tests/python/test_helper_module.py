@@ -71,7 +71,10 @@ def test_rank0_reports_over_tcp_when_the_socket_reaches_nothing(tmp_path, socket
         assert proc.returncode == 0, proc.stderr
         wait_until(lambda: len(fake.received("scalars")) == 1, 10, "the scalars frame")
         frames = [f for _, f in fake.received()]
-        assert frames[0]["type"] == "hello" and frames[0]["token"] == fake.token
+        # The token never crosses the network: the hello and the frame carry MACs the fake checks with hmac.
+        assert frames[0]["type"] == "hello" and "token" not in frames[0] and "mac" in frames[0]
+        assert fake.mac_failures == 0
+        assert fake.token.encode() not in fake.wire
         assert frames[1] == {"v": 1, "type": "scalars", "step": 7, "values": {"loss": 0.125}}
     finally:
         fake.close()

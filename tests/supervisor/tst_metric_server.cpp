@@ -3,12 +3,14 @@
 // hello deadline, and a genuine rank is heard. "scalars" frames are checked value by value, and the
 // Python helper module (python/ringmaster) speaks the protocol the server expects.
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonArray>
 #include <QHostAddress>
 #include <QLocalSocket>
 #include <QStandardPaths>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QProcess>
 #include <QSignalSpy>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "../../core/protocol/wire.h"
+#include "frame_mac.h"
 #include "metric_server.h"
 #include "proc_info.h"
 
@@ -68,6 +71,51 @@ std::unique_ptr<QLocalSocket> connectedRank(MetricServer& server, int rank)
     socket->flush();
     return socket;
 }
+
+// A rank on another node, as the TCP endpoint expects it (wire.h): reads the challenge, then proves the token.
+struct TcpRank
+{
+    QTcpSocket socket;
+    std::string token;
+    std::string nonce;
+    std::uint64_t sequence = 0;
+    QByteArray sent; // every byte written, as an eavesdropper would see it
+
+    TcpRank(quint16 port, const QString& secret) : token(secret.toStdString())
+    {
+        // The server runs on this thread: wait with the event loop running, not in a blocking call.
+        socket.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
+        if (!QTest::qWaitFor([this] { return socket.canReadLine(); }, 5000)) return;
+        const QByteArray line = socket.readLine();
+        nonce = QJsonDocument::fromJson(line).object().value(QString::fromLatin1(protocol::kKeyNonce)).toString().toStdString();
+    }
+    QByteArray hello(int rank) const
+    {
+        const qint64 pid = ::getpid();
+        return frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeHello)},
+                      {QString::fromLatin1(protocol::kKeyRank), rank},
+                      {QString::fromLatin1(protocol::kKeyPid), pid},
+                      {QString::fromLatin1(protocol::kKeyMac), QString::fromStdString(protocol::helloMac(token, nonce, rank, pid))}});
+    }
+    QByteArray seal(const QByteArray& line)
+    {
+        const QByteArray body = line.chopped(1);
+        return QByteArray::fromStdString(protocol::frameMac(token, nonce, ++sequence, body.toStdString())) + ' ' + line;
+    }
+    void send(const QByteArray& bytes)
+    {
+        sent += bytes;
+        socket.write(bytes);
+        socket.flush();
+    }
+    // FIRST as it is, then each frame sealed in turn (their sequence numbers in this order).
+    void send(const QByteArray& first, const QList<QByteArray>& frames)
+    {
+        QByteArray bytes = first;
+        for (const QByteArray& frame : frames) bytes += seal(frame);
+        send(bytes);
+    }
+};
 
 ScalarBatch batchOf(const QSignalSpy& spy, int index)
 {
@@ -119,10 +167,11 @@ private Q_SLOTS:
         QCOMPARE(server.rejectedConnections(), 1);
     }
 
-    // The TCP endpoint (a rank on another Slurm node): the token admits, a wrong one (even one differing
-    // only in its last character) or none is rejected and nothing it sent is used; the kernel cannot
+    // The TCP endpoint (a rank on another Slurm node): the token never crosses the wire. The server's first line is a
+    // fresh nonce; a hello proves the token with its MAC (a nearly-right token, none, or the token sent in clear as
+    // on the local socket is refused, nothing it sent used); each later frame carries its own MAC. The kernel cannot
     // name a TCP peer's pid, so the peer check is asked with pid 0.
-    void tcpEndpointTakesTheTokenOnly()
+    void tcpEndpointNeedsProofOfTheToken()
     {
         MetricServer server;
         QList<qint64> checkedPids;
@@ -141,29 +190,108 @@ private Q_SLOTS:
         QString nearlyToken = server.token();
         nearlyToken.back() = nearlyToken.back() == QLatin1Char('0') ? QLatin1Char('1') : QLatin1Char('0');
         for (const QString& wrong : QStringList{nearlyToken, QString(), server.token() + QLatin1Char('0')}) {
-            QTcpSocket impostor;
-            impostor.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
-            QVERIFY(impostor.waitForConnected(5000));
+            TcpRank impostor(port, wrong);
+            QVERIFY(!impostor.nonce.empty());
             const qint64 before = server.rejectedConnections();
-            impostor.write(hello(0, wrong) + heartbeat(41));
-            impostor.flush();
+            impostor.send(impostor.hello(0), {heartbeat(41)});
             QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), before + 1, 5000);
-            QTRY_COMPARE_WITH_TIMEOUT(impostor.state(), QAbstractSocket::UnconnectedState, 5000);
+            QTRY_COMPARE_WITH_TIMEOUT(impostor.socket.state(), QAbstractSocket::UnconnectedState, 5000);
+        }
+        {
+            TcpRank inClear(port, server.token()); // the local socket's hello: the token itself
+            inClear.send(hello(0, server.token()) + heartbeat(41));
+            QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 4, 5000);
         }
         QCOMPARE(heartbeats.size(), 0);
         QVERIFY(checkedPids.isEmpty());
 
-        QTcpSocket rank;
-        rank.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
-        QVERIFY(rank.waitForConnected(5000));
-        rank.write(hello(0, server.token()) + heartbeat(42));
-        rank.flush();
-        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
+        TcpRank rank(port, server.token());
+        rank.send(rank.hello(0), {heartbeat(42), heartbeat(43)});
+        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 2, 5000);
         QCOMPARE(heartbeats.first().at(1).toLongLong(), 42);
         QCOMPARE(checkedPids, QList<qint64>{0});
         QCOMPARE(accepted.size(), 1);
         QCOMPARE(accepted.first().at(1).toString(), QStringLiteral("TCP from 127.0.0.1"));
-        QCOMPARE(server.rejectedConnections(), 3);
+        QCOMPARE(server.rejectedConnections(), 4);
+        QVERIFY(!rank.sent.contains(server.token().toLatin1()));
+    }
+
+    // What an eavesdropper saw cannot be used: the genuine rank's bytes replayed on a new connection (another
+    // nonce), a frame repeated on its own connection, or a frame changed under its MAC: each refused, never used.
+    void replayedOrChangedTcpFramesAreRefused()
+    {
+        MetricServer server;
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QVERIFY2(server.listenTcp(QHostAddress(QHostAddress::LocalHost)), qPrintable(server.error()));
+        const quint16 port = server.tcpEndpoint().section(QLatin1Char(':'), 1).toUShort();
+        QSignalSpy statuses(&server, &MetricServer::statusReceived);
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        const QByteArray completed = frame({{QString::fromLatin1(protocol::kKeyType), QString::fromLatin1(protocol::kTypeStatus)},
+                                            {QString::fromLatin1(protocol::kKeyStatus), QString::fromLatin1(protocol::kStatusCompleted)}});
+        TcpRank genuine(port, server.token());
+        genuine.send(genuine.hello(0), {heartbeat(7), completed});
+        QTRY_COMPARE_WITH_TIMEOUT(statuses.size(), 1, 5000);
+
+        TcpRank replay(port, QString()); // holds no token: sends what was seen
+        replay.send(genuine.sent);
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 1, 5000);
+
+        const QByteArray repeated = genuine.sent.mid(genuine.sent.lastIndexOf('\n', genuine.sent.size() - 2) + 1);
+        genuine.send(repeated); // the status frame again, with its sequence number 2 where 3 is due
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 2, 5000);
+
+        TcpRank changed(port, server.token());
+        QByteArray sealed = changed.seal(heartbeat(8));
+        sealed.replace("\"step\":8", "\"step\":9");
+        changed.send(changed.hello(0) + sealed);
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 3, 5000);
+        QCOMPARE(statuses.size(), 1);
+        QCOMPARE(heartbeats.size(), 1);
+    }
+
+    // A flood from one address takes at most kMaxConnectionsPerPeer slots, is logged a few lines at a time, and a
+    // client that trickles a hello it never finishes (slow loris) is dropped at the hello deadline like a silent one;
+    // a genuine rank then gets in. Bounded: 200 connections, about 15 s.
+    void floodsAndSlowClientsAreBounded()
+    {
+        MetricServer server;
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QVERIFY2(server.listenTcp(QHostAddress(QHostAddress::LocalHost)), qPrintable(server.error()));
+        const quint16 port = server.tcpEndpoint().section(QLatin1Char(':'), 1).toUShort();
+        QSignalSpy notices(&server, &MetricServer::notice);
+        // One after another (the kernel's listen backlog would otherwise hold some back): 100 connections.
+        std::vector<std::unique_ptr<QTcpSocket>> flood;
+        for (int i = 0; i < 100; ++i) {
+            flood.push_back(std::make_unique<QTcpSocket>());
+            flood.back()->connectToHost(QHostAddress(QHostAddress::LocalHost), port);
+            QVERIFY(QTest::qWaitFor([&] { return server.openConnections() + server.rejectedConnections() == i + 1; }, 5000));
+            QVERIFY(server.openConnections() <= protocol::kMaxConnectionsPerPeer);
+        }
+        QCOMPARE(server.openConnections(), protocol::kMaxConnectionsPerPeer);
+        QCOMPARE(server.rejectedConnections(), 100 - protocol::kMaxConnectionsPerPeer);
+        QVERIFY2(notices.size() <= 5, qPrintable(QString::number(notices.size())));
+        // The 64 that never say hello are dropped at their deadline, freeing their slots; the log stays short.
+        QTRY_COMPARE_WITH_TIMEOUT(server.rejectedConnections(), 100, 3 * protocol::kHelloTimeoutMs);
+        QCOMPARE(server.openConnections(), 0);
+        QVERIFY2(notices.size() <= 7, qPrintable(QString::number(notices.size())));
+        flood.clear();
+        // A slow loris: one byte of a hello every 500 ms, never a whole line.
+        TcpRank loris(port, server.token());
+        QElapsedTimer since;
+        since.start();
+        const qint64 before = server.rejectedConnections();
+        while (loris.socket.state() == QAbstractSocket::ConnectedState && since.elapsed() < 3 * protocol::kHelloTimeoutMs) {
+            loris.socket.write("{");
+            loris.socket.flush();
+            QTest::qWait(500);
+        }
+        QCOMPARE(loris.socket.state(), QAbstractSocket::UnconnectedState);
+        QVERIFY2(since.elapsed() < 2 * protocol::kHelloTimeoutMs, qPrintable(QString::number(since.elapsed())));
+        QVERIFY(server.rejectedConnections() > before);
+        QSignalSpy heartbeats(&server, &MetricServer::heartbeatReceived);
+        TcpRank rank(port, server.token());
+        rank.send(rank.hello(0), {heartbeat(1)});
+        QTRY_COMPARE_WITH_TIMEOUT(heartbeats.size(), 1, 5000);
     }
 
     void helloMustNameTheConnectingPid()
@@ -356,6 +484,52 @@ s.recv(1)
         QCOMPARE(batch.values.at(1).name, QStringLiteral("val/acc"));
         QCOMPARE(batch.values.at(1).value, 0.25);
         QCOMPARE(server.rejectedConnections(), 0);
+    }
+
+    // The helper module over TCP (a script's rank 0 on another node): heard, and the token is nowhere in what it sent.
+    // A relay between the two records every byte the script wrote, as someone on the network would see them.
+    void thePythonHelperModuleIsHeardOverTcpWithoutSendingTheToken()
+    {
+        MetricServer server;
+        QVERIFY2(server.listen(), qPrintable(server.error()));
+        QVERIFY2(server.listenTcp(QHostAddress(QHostAddress::LocalHost)), qPrintable(server.error()));
+        const quint16 port = server.tcpEndpoint().section(QLatin1Char(':'), 1).toUShort();
+        QTcpServer relay;
+        QVERIFY(relay.listen(QHostAddress(QHostAddress::LocalHost), 0));
+        QByteArray seen;
+        std::vector<std::unique_ptr<QTcpSocket>> upstreams;
+        connect(&relay, &QTcpServer::newConnection, this, [&] {
+            QTcpSocket* client = relay.nextPendingConnection();
+            upstreams.push_back(std::make_unique<QTcpSocket>());
+            QTcpSocket* upstream = upstreams.back().get();
+            upstream->connectToHost(QHostAddress(QHostAddress::LocalHost), port);
+            connect(client, &QTcpSocket::readyRead, upstream, [client, upstream, &seen] {
+                const QByteArray bytes = client->readAll();
+                seen += bytes;
+                upstream->write(bytes);
+            });
+            connect(upstream, &QTcpSocket::readyRead, client, [client, upstream] { client->write(upstream->readAll()); });
+        });
+        QSignalSpy received(&server, &MetricServer::scalarsReceived);
+        QProcess script;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(RINGMASTER_SOURCE_DIR "/python"));
+        env.insert(QStringLiteral("RANK"), QStringLiteral("0"));
+        env.remove(QString::fromLatin1(protocol::kSocketEnv));
+        env.insert(QString::fromLatin1(protocol::kEndpointEnv), QStringLiteral("127.0.0.1:%1").arg(relay.serverPort()));
+        env.insert(QString::fromLatin1(protocol::kTokenEnv), server.token());
+        env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
+        script.setProcessEnvironment(env);
+        script.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral(
+            "import ringmaster; ringmaster.log(3, loss=0.5); ringmaster.log(4, loss=0.25); assert ringmaster.flush(10); print(ringmaster.dropped())")});
+        QVERIFY(script.waitForStarted(10000));
+        const bool heard = QTest::qWaitFor([&] { return received.size() == 2; }, 20000);
+        QVERIFY(script.state() == QProcess::NotRunning || script.waitForFinished(20000));
+        QVERIFY2(heard, script.readAllStandardError().constData());
+        QCOMPARE(batchOf(received, 1).step, 4);
+        QCOMPARE(server.rejectedConnections(), 0);
+        QVERIFY(seen.contains("\"type\":\"hello\""));
+        QVERIFY2(!seen.contains(server.token().toLatin1()), seen.constData());
     }
 
     // Another local user cannot even reach the socket: it lies in a 0700 directory of this user, so the

@@ -116,7 +116,8 @@ class FakeSupervisor:
     """A supervisor's reporting socket (core/protocol/wire.h): accepts connections on a Unix socket and
     records each newline-delimited JSON frame with its arrival time. With read=False it takes the hello
     and then never reads again, like a supervisor that stopped draining its socket. With tcp=True it
-    listens on 127.0.0.1 instead (the endpoint a rank on another Slurm node uses), and env() offers a
+    listens on 127.0.0.1 instead (the endpoint a rank on another Slurm node uses), sends the challenge,
+    checks the hello's and every frame's MAC (mac_failures counts the bad ones), and env() offers a
     socket path where nothing listens first, as a rank on another node finds it."""
 
     def __init__(self, directory, read=True, token="test-token", tcp=False):
@@ -126,6 +127,8 @@ class FakeSupervisor:
         self.read = read
         self.tcp = tcp
         self.frames = []  # (time.monotonic(), dict)
+        self.wire = b""   # every byte received, as the network carried it
+        self.mac_failures = 0
         self._lock = threading.Lock()
         if tcp:
             self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -155,7 +158,17 @@ class FakeSupervisor:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
+        import hashlib
+        import hmac
         buffer = b""
+        nonce = None
+        sequence = 0
+        if self.tcp:
+            # The endpoint's challenge (wire.h); the MACs below are checked with Python's own hmac, independently
+            # of core/protocol/frame_mac.cpp.
+            nonce = os.urandom(16).hex()
+            conn.sendall(json.dumps({"v": 1, "type": "challenge", "nonce": nonce}).encode() + b"\n")
+        mac = lambda message: hmac.new(self.token.encode(), message.encode(), hashlib.sha256).hexdigest()
         while True:
             try:
                 chunk = conn.recv(65536)
@@ -163,10 +176,21 @@ class FakeSupervisor:
                 return
             if not chunk:
                 return
+            self.wire += chunk
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
+                if nonce is not None and sequence > 0:
+                    given, line = line.split(b" ", 1)
+                    if given.decode() != mac(f"{nonce}\n{sequence}\n{line.decode()}"):
+                        self.mac_failures += 1
+                    sequence += 1
                 frame = json.loads(line)
+                if nonce is not None and sequence == 0:
+                    expected = mac(f"ringmaster hello\n{nonce}\n{frame.get('rank')}\n{frame.get('pid')}")
+                    if frame.get("mac") != expected:
+                        self.mac_failures += 1
+                    sequence = 1
                 with self._lock:
                     self.frames.append((time.monotonic(), frame))
                 if not self.read and frame.get("type") == "hello":

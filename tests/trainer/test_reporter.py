@@ -108,6 +108,9 @@ def test_reports_over_tcp_when_the_socket_reaches_nothing(tmp_path, supervisor_d
         supervisor.close()
     assert code == 0, output
     frames = [f for _, f in supervisor.received()]
-    assert frames[0]["type"] == "hello" and frames[0]["token"] == "test-token" and frames[0]["rank"] == 0
+    # Over TCP the hello proves the token with its MAC and every frame carries one; the token never crossed.
+    assert frames[0]["type"] == "hello" and "token" not in frames[0] and frames[0]["rank"] == 0
+    assert supervisor.mac_failures == 0
+    assert b"test-token" not in supervisor.wire
     assert [f["step"] for f in frames if f["type"] == "step"] == [1, 2, 3, 4, 5, 6]
     assert "reporting over TCP to " + supervisor.endpoint in output, output
