@@ -105,7 +105,7 @@ int runsPlotCommand(const QStringList& arguments, QTextStream& out, QTextStream&
 
     QList<runs::ScalarRecord> records;
     for (const QString& run : runDirs) {
-        runs::ScalarTable table = runs::readRunScalars(run);
+        runs::ScalarTable table = runs::readRunScalars(run, runs::kChartPointsPerSeries);
         for (const QString& problem : table.problems) err << kRunsProgram << ": warning: " << run << ": " << problem << " (left out)\n";
         records += table.records;
     }

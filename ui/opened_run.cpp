@@ -46,7 +46,7 @@ OpenedRun readOpenedRun(const QString& runDir, const QString& label, bool withLo
         run.record.problems << e.message();
     }
     try {
-        run.table = runs::readRunScalars(runDir);
+        run.table = runs::readRunScalars(runDir, runs::kChartPointsPerSeries);
     } catch (const runs::RunsError& e) {
         run.table.problems << e.message();
     }

@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "checkpoint_list.h"
@@ -12,6 +14,7 @@
 #include "run_files.h"
 #include "run_types.h"
 #include "scalar_chart.h"
+#include "scalar_table.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -43,17 +46,44 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
     const qint64 upTo = resumeStepOf(resumeTarget);
     const QString runDir = supervisor::runDirectoryOf(resumeTarget);
     if (upTo < 0 || runDir.isEmpty()) return 0;
-    const auto metrics = runs::readCsvTable(runDir + QLatin1Char('/') + QLatin1String(runs::kMetricsFile), QLatin1String(runs::kMetricsFile));
+    // Streamed twice (a week-long run's metrics.csv is gigabytes): the rows up to the checkpoint are counted,
+    // then at most runs::kChartPointsPerSeries of them, evenly spaced, are drawn, the last one always.
+    const QString metricsPath = runDir + QLatin1Char('/') + QLatin1String(runs::kMetricsFile);
+    qint64 rowsUpTo = 0;
+    {
+        runs::CsvStream count(metricsPath, QLatin1String(runs::kMetricsFile));
+        const int stepColumn = count.column("step");
+        QList<QByteArray> row;
+        int line = 0;
+        while (stepColumn >= 0 && count.next(&row, &line)) {
+            const auto step = runs::parseCsvInteger(row[stepColumn]);
+            if (step && *step >= 0 && *step <= upTo) ++rowsUpTo;
+        }
+    }
+    const qint64 stride = std::max<qint64>(1, (rowsUpTo + runs::kChartPointsPerSeries - 1) / runs::kChartPointsPerSeries);
+    runs::CsvStream metrics(metricsPath, QLatin1String(runs::kMetricsFile));
+    const auto column = [&metrics](const char* name) { return metrics.column(name); };
+    const auto numberAt = [](const QList<QByteArray>& row, int index) {
+        const auto value = index >= 0 ? runs::parseCsvNumber(row[index]) : std::nullopt;
+        return value ? *value : 0.0;
+    };
+    const int stepColumn = column("step");
     int added = 0;
-    for (const auto& row : metrics.rows) {
+    qint64 seen = 0;
+    QList<QByteArray> row;
+    int line = 0;
+    while (stepColumn >= 0 && metrics.next(&row, &line)) {
         supervisor::StepMetric metric;
-        metric.step = integer(metrics, row, "step");
+        const auto step = runs::parseCsvInteger(row[stepColumn]);
+        metric.step = step ? *step : -1;
         if (metric.step < 0 || metric.step > upTo) continue;
-        metric.epoch = integer(metrics, row, "epoch");
-        metric.loss = number(metrics, row, "loss");
-        metric.lr = number(metrics, row, "lr");
-        metric.samplesPerSec = number(metrics, row, "samples_per_sec");
-        metric.wallTime = number(metrics, row, "wall_time");
+        if (seen++ % stride != 0 && seen != rowsUpTo) continue;
+        const auto epoch = column("epoch") >= 0 ? runs::parseCsvInteger(row[column("epoch")]) : std::nullopt;
+        metric.epoch = epoch ? *epoch : -1;
+        metric.loss = numberAt(row, column("loss"));
+        metric.lr = numberAt(row, column("lr"));
+        metric.samplesPerSec = numberAt(row, column("samples_per_sec"));
+        metric.wallTime = numberAt(row, column("wall_time"));
         chart.append(metric);
         ++added;
     }
@@ -76,21 +106,17 @@ int replayResumedScalars(ScalarChart& chart, const QString& resumeTarget)
     const qint64 upTo = resumeStepOf(resumeTarget);
     const QString runDir = supervisor::runDirectoryOf(resumeTarget);
     if (upTo < 0 || runDir.isEmpty()) return 0;
-    const auto scalars = runs::readCsvTable(runDir + QLatin1Char('/') + QLatin1String(runs::kScalarsFile), QLatin1String(runs::kScalarsFile));
-    const int nameColumn = scalars.column("name");
-    if (nameColumn < 0) return 0;
     struct Point
     {
         double wallTime;
         double value;
     };
+    // Read as a chart reads a past run (bounded points per series), then the last row of each (step, name).
+    const runs::ScalarTable table = runs::readRunScalars(runDir, runs::kChartPointsPerSeries);
     std::map<std::pair<qint64, QString>, Point> last; // (step, name) -> its last row; ordered by step
-    for (const auto& row : scalars.rows) {
-        const qint64 step = integer(scalars, row, "step");
-        if (step < 0 || step > upTo) continue;
-        const QString name = QString::fromUtf8(row.value(nameColumn));
-        if (name.isEmpty()) continue;
-        last[{step, name}] = Point{number(scalars, row, "wall_time"), number(scalars, row, "value")};
+    for (const runs::ScalarRecord& record : table.records) {
+        if (record.step < 0 || record.step > upTo || record.name.isEmpty()) continue;
+        last[{record.step, record.name}] = Point{record.wallTime.value_or(0.0), record.value};
     }
     for (const auto& [key, point] : last) chart.appendPoint(QString(), key.second, key.first, point.wallTime, point.value);
     chart.flush();

@@ -19,6 +19,9 @@
 namespace ringmaster::runs {
 namespace {
 
+// The last values of a long CSV come from its last bytes: rows are at most a few hundred bytes.
+constexpr qint64 kTailBytes = 64 * 1024;
+
 // ringmaster-launch names run directories yyyyMMdd-HHmmss-NAME (local time).
 const QRegularExpression& startStampPattern()
 {
@@ -118,22 +121,36 @@ void readSummary(const JsonFile& summary, RunRecord* record)
     record->durationSeconds = finiteNumber(s.value(QStringLiteral("seconds")));
 }
 
-// Steps and final loss from metrics.csv where summary.json did not give them; unreadable rows are problems.
-void readMetrics(const CsvTable& metrics, RunRecord* record)
+// Up to CsvStream::kMaxProblems unreadable rows are named; a file damaged throughout is not listed line by line.
+void unreadableRow(QStringList* problems, int* count, const char* file, int line)
+{
+    if ((*count)++ < CsvStream::kMaxProblems) {
+        *problems << (line > 0 ? QStringLiteral("%1 line %2 unreadable (not a number)").arg(QLatin1String(file)).arg(line)
+                               : QStringLiteral("%1: a row near its end unreadable (not a number)").arg(QLatin1String(file)));
+    }
+}
+
+// Steps and final loss from metrics.csv where summary.json did not give them, from its last rows only (a
+// week-long run's file is gigabytes): the tail is enough for the last values. Unreadable rows are problems.
+void readMetrics(CsvStream& metrics, RunRecord* record)
 {
     const int stepColumn = metrics.column(protocol::kKeyStep);
     const int lossColumn = metrics.column(protocol::kKeyLoss);
-    if (metrics.exists && !metrics.header.isEmpty() && (stepColumn < 0 || lossColumn < 0)) {
+    if (metrics.exists() && !metrics.header().isEmpty() && (stepColumn < 0 || lossColumn < 0)) {
         record->problems << QStringLiteral("metrics.csv has no step or loss column");
         return;
     }
+    metrics.seekTail(kTailBytes);
     std::optional<qint64> lastStep;
     std::optional<double> lastLoss;
-    for (int i = 0; i < metrics.rows.size(); ++i) {
-        const auto step = parseCsvInteger(metrics.rows[i][stepColumn]);
-        const auto loss = parseCsvNumber(metrics.rows[i][lossColumn]);
+    QList<QByteArray> row;
+    int line = 0;
+    int unreadable = 0;
+    while (metrics.next(&row, &line)) {
+        const auto step = parseCsvInteger(row[stepColumn]);
+        const auto loss = parseCsvNumber(row[lossColumn]);
         if (!step || !loss) {
-            record->problems << QStringLiteral("metrics.csv line %1 unreadable (not a number)").arg(metrics.rowLines[i]);
+            unreadableRow(&record->problems, &unreadable, kMetricsFile, line);
             continue;
         }
         lastStep = step;
@@ -143,18 +160,21 @@ void readMetrics(const CsvTable& metrics, RunRecord* record)
     if (!record->finalLoss && lastLoss && std::isfinite(*lastLoss)) record->finalLoss = lastLoss;
 }
 
-std::optional<double> bestValAccuracyIn(const CsvTable& eval, QStringList* problems)
+std::optional<double> bestValAccuracyIn(CsvStream& eval, QStringList* problems)
 {
     const int column = eval.column(protocol::kKeyValAccuracy);
-    if (eval.exists && !eval.header.isEmpty() && column < 0) {
+    if (eval.exists() && !eval.header().isEmpty() && column < 0) {
         *problems << QStringLiteral("eval.csv has no val_accuracy column");
         return std::nullopt;
     }
     std::optional<double> best;
-    for (int i = 0; i < eval.rows.size(); ++i) {
-        const auto value = parseCsvNumber(eval.rows[i][column]);
+    QList<QByteArray> row;
+    int line = 0;
+    int unreadable = 0;
+    while (eval.next(&row, &line)) {
+        const auto value = parseCsvNumber(row[column]);
         if (!value) {
-            *problems << QStringLiteral("eval.csv line %1 unreadable (not a number)").arg(eval.rowLines[i]);
+            unreadableRow(problems, &unreadable, kEvalFile, line);
             continue;
         }
         if (std::isfinite(*value) && (!best || *value > *best)) best = value;
@@ -178,24 +198,27 @@ int rankOf(const Text& name, const char* const (&names)[N])
 
 // A script run's figures come from scalars.csv: its last step, last loss and best validation accuracy
 // (under the first of the names above that it reports).
-void readScalars(const CsvTable& scalars, RunRecord* record)
+void readScalars(CsvStream& scalars, RunRecord* record)
 {
     const int stepColumn = scalars.column(protocol::kKeyStep);
     const int nameColumn = scalars.column("name");
     const int valueColumn = scalars.column("value");
-    if (scalars.exists && !scalars.header.isEmpty() && (stepColumn < 0 || nameColumn < 0 || valueColumn < 0)) {
+    if (scalars.exists() && !scalars.header().isEmpty() && (stepColumn < 0 || nameColumn < 0 || valueColumn < 0)) {
         record->problems << QStringLiteral("scalars.csv has no step, name or value column");
         return;
     }
+    // The best accuracy needs every row: streamed, one row in memory at a time.
     std::optional<qint64> lastStep;
     std::optional<double> lastLoss, bestAccuracy;
     int lossRank = INT_MAX, accuracyRank = INT_MAX; // the name the current figure comes from
-    for (int i = 0; i < scalars.rows.size(); ++i) {
-        const auto& row = scalars.rows[i];
+    QList<QByteArray> row;
+    int line = 0;
+    int unreadable = 0;
+    while (scalars.next(&row, &line)) {
         const auto step = parseCsvInteger(row[stepColumn]);
         const auto value = parseCsvNumber(row[valueColumn]);
         if (!step || !value) {
-            record->problems << QStringLiteral("scalars.csv line %1 unreadable (not a number)").arg(scalars.rowLines[i]);
+            unreadableRow(&record->problems, &unreadable, kScalarsFile, line);
             continue;
         }
         if (!lastStep || *step > *lastStep) lastStep = step;
@@ -279,18 +302,21 @@ RunRecord readRunRecord(const QString& dirPath)
     if (!summary.exists) record.problems << QStringLiteral("summary.json missing (the run is still going, or ended without one)");
     readSummary(summary, &record);
 
-    const CsvTable metrics = readCsvTable(dir.filePath(QString::fromLatin1(kMetricsFile)), QString::fromLatin1(kMetricsFile));
-    record.problems << metrics.problems;
+    CsvStream metrics(dir.filePath(QString::fromLatin1(kMetricsFile)), QString::fromLatin1(kMetricsFile));
     readMetrics(metrics, &record);
+    record.problems << metrics.problems();
 
-    const CsvTable eval = readCsvTable(dir.filePath(QString::fromLatin1(kEvalFile)), QString::fromLatin1(kEvalFile));
-    record.problems << eval.problems;
+    CsvStream eval(dir.filePath(QString::fromLatin1(kEvalFile)), QString::fromLatin1(kEvalFile));
     record.bestValAccuracy = bestValAccuracyIn(eval, &record.problems);
+    record.problems << eval.problems();
     if (!record.bestValAccuracy) record.bestValAccuracy = finiteNumber(summary.object.value(QStringLiteral("val_accuracy")));
 
-    const CsvTable scalars = readCsvTable(dir.filePath(QString::fromLatin1(kScalarsFile)), QString::fromLatin1(kScalarsFile));
-    record.problems << scalars.problems;
-    readScalars(scalars, &record);
+    // scalars.csv (every value, often the largest file) only for what the trainer's own files did not give.
+    if (!record.steps || !record.finalLoss || !record.bestValAccuracy) {
+        CsvStream scalars(dir.filePath(QString::fromLatin1(kScalarsFile)), QString::fromLatin1(kScalarsFile));
+        readScalars(scalars, &record);
+        record.problems << scalars.problems();
+    }
 
     const RunNotes notes = readRunNotes(dirPath, &record.problems);
     record.title = notes.title;

@@ -41,6 +41,9 @@ LocalRun::LocalRun(QObject* parent)
         log(QStringLiteral("grace period over: SIGKILL to the process group"));
         bringDown(SIGKILL, 0);
     });
+    m_relaunch.setSingleShot(true);
+    m_relaunch.setTimerType(Qt::PreciseTimer); // a back-off is a promise: never early (a coarse timer may be 5% so)
+    connect(&m_relaunch, &QTimer::timeout, this, &LocalRun::launchGroup);
     m_verdictWindow.setSingleShot(true);
     connect(&m_verdictWindow, &QTimer::timeout, this, [this] {
         log(QStringLiteral("run failed: %1; bringing the group down").arg(m_verdict.rootCause().summary()));
@@ -62,6 +65,7 @@ LocalRun::~LocalRun()
             rank->process->waitForFinished(kReapTimeoutMs);
         }
     }
+    killLeftovers();
     // A run cut short this way says so in summary.json ("stopped", and why) instead of keeping no status
     // (or an earlier segment's): the window or launcher that owned it was closed mid-run.
     if (m_state == RunState::Starting || m_state == RunState::Running || m_state == RunState::Stopping) {
@@ -77,8 +81,8 @@ LocalRun::~LocalRun()
         outcome.worldSize = m_job.worldSize();
         outcome.metricsReceived = m_stepsReceived;
         outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
-        m_dir.patchSummary(outcome);
-    m_dir.releaseRunLock();   // the run has its final status: it may be resumed, by this process or another
+        // Only with the final status on disk may the run be resumed, by this process or another.
+        if (m_dir.patchSummary(outcome)) m_dir.releaseRunLock();
         m_dir.log(QStringLiteral("state: stopped (%1)").arg(outcome.message));
     }
 }
@@ -144,9 +148,12 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = m_server->error();
         return false;
     }
+    m_dir.setWriteFailureHandler([this](const QString& line) {
+        m_dir.log(line); // the launcher's log; the terminal and the window say it as a problem, once
+        Q_EMIT problem(line);
+    });
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
-    if (!m_scalarRecorder.open(m_dir.path())) log(m_scalarRecorder.error()); // the run goes on; charts still get values
-    m_scalarWriteFailed = false;
+    if (!m_scalarRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error()); // the run goes on; charts still get values
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
     // its log lines ("metric step=... loss=...") would otherwise record every value twice.
     // A script's output is read with its own patterns when it gave some (pre-flight checked them).
@@ -223,10 +230,7 @@ void LocalRun::recordScalars(const ScalarBatch& scalars, double wallTime)
     m_lastScalarStep = scalars.step;
     for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
     const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
-    if (m_scalarRecorder.isOpen() && !written && !m_scalarWriteFailed) {
-        m_scalarWriteFailed = true; // said once, not per row
-        log(m_scalarRecorder.error());
-    }
+    if (m_scalarRecorder.isOpen() && !written) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
     Q_EMIT scalarsReceived(scalars);
 }
 
@@ -274,6 +278,7 @@ void LocalRun::launchGroup()
         rank->status.gpu = cuda ? m_checked.gpus.value(r, -1) : -1;
         rank->status.state = RankState::Starting;
         rank->process = std::make_unique<RankProcess>(r, m_dir.rankLog(r));
+        rank->process->setWriteFailureHandler([this](const QString& path, const QString& why) { m_dir.reportWriteFailure(path, why); });
         RankProcess* process = rank->process.get();
         rank->sinceHeartbeat.start();
         m_ranks.push_back(std::move(rank));

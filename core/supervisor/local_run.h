@@ -18,6 +18,8 @@
 #include <QSet>
 #include <QTimer>
 
+#include <algorithm>
+
 #include <memory>
 #include <vector>
 
@@ -34,6 +36,13 @@
 #include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
+
+// How long restart N (1, 2, ...) waits before it relaunches: 1 s, 2 s, 4 s ... at most kMaxRestartBackoffMs.
+inline constexpr int kMaxRestartBackoffMs = 60000;
+inline int restartBackoffMs(int restart)
+{
+    return restart < 1 ? 0 : std::min(kMaxRestartBackoffMs, 1000 << std::min(restart - 1, 16));
+}
 
 class MetricServer;
 class RankProcess;
@@ -98,6 +107,8 @@ private:
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
     void concludeIfAllExited();
+    // SIGKILL to every process still carrying this run's environment once its ranks are gone (local_run_ending.cpp).
+    void killLeftovers();
     bool relaunchAfter(const QString& why, bool countsAsRestart);
     void finishRun(RunState state);
     void setState(RunState state);
@@ -112,7 +123,6 @@ private:
     std::unique_ptr<MetricServer> m_server;
     ScalarRecorder m_scalarRecorder;
     MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
-    bool m_scalarWriteFailed = false;
     std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
@@ -123,6 +133,7 @@ private:
     QTimer m_watchdog;
     QTimer m_escalation;
     QTimer m_verdictWindow;
+    QTimer m_relaunch;        // a restart waiting out its back-off (or a port retry, at once)
     FailureVerdict m_verdict;
     bool m_stopRequested = false;
     bool m_bringingDown = false;

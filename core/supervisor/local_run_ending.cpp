@@ -5,12 +5,16 @@
 #include "local_run.h"
 #include "local_run_rank.h"
 
+#include <QFile>
+
 #include <csignal>
 
 #include <unistd.h>
 
 #include "../protocol/exit_codes.h"
 #include "../protocol/wire.h"
+#include "metric_server.h"
+#include "proc_info.h"
 #include "rank_process.h"
 
 namespace ringmaster::supervisor {
@@ -76,6 +80,19 @@ void LocalRun::onRankFinished(int rank, int exitCode, int exitSignal)
     concludeIfAllExited();
 }
 
+void LocalRun::killLeftovers()
+{
+    // Every rank has exited; what its programs started and left running (a data server that setsid()s out of the
+    // group, a worker that ignores SIGTERM) still carries this run's socket in its environment, and dies with it.
+    if (!m_server) return;
+    const QByteArray marker = QByteArray(protocol::kSocketEnv) + '=' + QFile::encodeName(m_server->socketPath());
+    QStringList killed;
+    for (const qint64 pid : proc::processesWithEnvironment(marker)) {
+        if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) killed << QStringLiteral("%1 (%2)").arg(pid).arg(proc::commandName(pid));
+    }
+    if (!killed.isEmpty()) log(QStringLiteral("killed what the ranks left running: %1").arg(killed.join(QStringLiteral(", "))));
+}
+
 void LocalRun::signalRanks(int signal)
 {
     // Once per rank: through the group while we own it, and directly only to a rank that is not in
@@ -100,6 +117,12 @@ void LocalRun::requestStop()
 {
     if (m_state != RunState::Starting && m_state != RunState::Running) return;
     m_stopRequested = true;
+    if (m_relaunch.isActive()) {   // between attempts: no rank runs, so the run ends now rather than after its back-off
+        m_relaunch.stop();
+        log(QStringLiteral("stop requested while a restart was waiting: nothing is relaunched"));
+        launchGroup();
+        return;
+    }
     setState(RunState::Stopping);
     log(QStringLiteral("stop requested: SIGTERM to every rank, SIGKILL after %1 s").arg(m_job.gracePeriodSec));
     signalRanks(SIGTERM);
@@ -110,6 +133,11 @@ void LocalRun::kill()
 {
     if (isFinal(m_state) || m_state == RunState::Idle) return;
     m_stopRequested = true;
+    if (m_relaunch.isActive()) {
+        m_relaunch.stop();
+        launchGroup();
+        return;
+    }
     setState(RunState::Stopping);
     log(QStringLiteral("kill requested: SIGKILL to the process group"));
     bringDown(SIGKILL, 0);
@@ -131,6 +159,7 @@ void LocalRun::concludeIfAllExited()
     }
     m_escalation.stop();
     m_verdictWindow.stop();
+    killLeftovers();
     if (!m_dirLost) {
         if (const QString lost = m_dir.lostReason(); !lost.isEmpty()) {
             m_dirLost = true;
@@ -186,11 +215,14 @@ bool LocalRun::relaunchAfter(const QString& why, bool countsAsRestart)
         }
         m_masterPort = port;
     }
-    log(why);
+    // A restart backs off, 1 s, 2 s, 4 s ... up to kMaxRestartBackoffMs, so a run that fails at once does not
+    // relaunch in a tight loop; a port retry is not the job's fault and relaunches at once.
+    const int backoffMs = countsAsRestart ? restartBackoffMs(m_restarts) : 0;
+    log(backoffMs > 0 ? QStringLiteral("%1 (relaunching in %2 s)").arg(why).arg(backoffMs / 1000) : why);
     m_verdict.reset();
     setState(RunState::Starting);
     // Not from inside the finished signal of a process we are about to destroy.
-    QTimer::singleShot(0, this, &LocalRun::launchGroup);
+    m_relaunch.start(backoffMs);
     return true;
 }
 
@@ -210,8 +242,9 @@ void LocalRun::finishRun(RunState state)
     outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
     outcome.lastStep = m_lastScalarStep;
     outcome.lastScalars = m_lastScalars;
-    m_dir.patchSummary(outcome);
-    m_dir.releaseRunLock();   // the run has its final status: it may be resumed, by this process or another
+    // Only with the final status on disk may the run be resumed, by this process or another; without it the lock
+    // stays until this process ends, and the run is then listed interrupted.
+    if (m_dir.patchSummary(outcome)) m_dir.releaseRunLock();
     if (state == RunState::Failed) {
         log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
         for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));

@@ -1,8 +1,11 @@
 #include "proc_info.h"
 
 #include <QByteArray>
+#include <QDir>
 #include <QFile>
 #include <QList>
+
+#include <unistd.h>
 
 namespace ringmaster::supervisor::proc {
 namespace {
@@ -52,6 +55,31 @@ qint64 peakRssKiB(qint64 pid)
         if (line.startsWith("VmHWM:")) return line.mid(6).trimmed().split(' ').first().toLongLong();
     }
     return -1;
+}
+
+QList<qint64> processesWithEnvironment(const QByteArray& nameEqualsValue)
+{
+    QList<qint64> found;
+    const qint64 self = ::getpid();
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString& entry : entries) {
+        bool number = false;
+        const qint64 pid = entry.toLongLong(&number);
+        if (!number || pid == self) continue;
+        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+        if (!environ.open(QIODevice::ReadOnly)) continue; // another user's, or gone
+        const QByteArray text = environ.readAll();
+        bool holds = false;
+        for (const QByteArray& variable : text.split('\0')) holds = holds || variable == nameEqualsValue;
+        if (holds && state(pid) != QLatin1Char('Z') && state(pid) != QLatin1Char('?')) found.append(pid);
+    }
+    return found;
+}
+
+QString commandName(qint64 pid)
+{
+    QFile file(QStringLiteral("/proc/%1/comm").arg(pid));
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()).trimmed() : QString();
 }
 
 } // namespace ringmaster::supervisor::proc

@@ -4,7 +4,10 @@
 // a rank's own children from strangers) and its peak resident memory (VmHWM, for the out-of-memory
 // verdict). Every reader answers "unknown" for a process that is gone.
 
+#include <QByteArray>
 #include <QChar>
+#include <QList>
+#include <QString>
 #include <QtGlobal>
 
 namespace ringmaster::supervisor::proc {
@@ -17,5 +20,11 @@ qint64 parentPid(qint64 pid);
 bool isSelfOrDescendant(qint64 pid, qint64 ancestor);
 // Peak resident set size (VmHWM) in KiB; -1 when the process is gone.
 qint64 peakRssKiB(qint64 pid);
+// The living processes (not zombies) whose environment holds exactly the entry NAME=VALUE: a run's processes
+// carry its own RINGMASTER_SOCKET, which their children inherit even after they leave the run's process group
+// (setsid). Only this user's processes can be read; the caller's own process is never listed.
+QList<qint64> processesWithEnvironment(const QByteArray& nameEqualsValue);
+// The program's name (/proc/PID/comm), for messages.
+QString commandName(qint64 pid);
 
 } // namespace ringmaster::supervisor::proc

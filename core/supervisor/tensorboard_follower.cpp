@@ -3,6 +3,10 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QStringList>
+#include <QThread>
+#include <QtConcurrent>
+
+#include <atomic>
 
 #include <algorithm>
 
@@ -16,7 +20,12 @@ TensorBoardFollower::TensorBoardFollower(QString folder, QObject* parent, int po
     : QObject(parent), m_folder(std::move(folder))
 {
     m_timer.setInterval(pollIntervalMs);
-    connect(&m_timer, &QTimer::timeout, this, &TensorBoardFollower::pollNow);
+    connect(&m_timer, &QTimer::timeout, this, &TensorBoardFollower::pollInBackground);
+    connect(&m_background, &QFutureWatcher<Poll>::finished, this, [this] {
+        if (!m_backgroundPending) return; // pollNow() took its result already
+        m_backgroundPending = false;
+        apply(m_background.result());
+    });
 }
 
 void TensorBoardFollower::start()
@@ -29,35 +38,50 @@ void TensorBoardFollower::stop() { m_timer.stop(); }
 
 void TensorBoardFollower::pollNow()
 {
-    const QStringList patterns{QString::fromLatin1(tb::kEventFilePrefix) + QLatin1Char('*')};
-    QDirIterator files(m_folder, patterns, QDir::Files, QDirIterator::Subdirectories);
-    QStringList paths;
-    while (files.hasNext()) paths.append(files.next());
-    paths.sort(); // same-folder files in name order: the name starts with the creation time
-    for (const QString& path : paths) {
-        FileState& state = m_files[path];
-        if (!state.abandoned) readNew(path, state);
+    if (m_backgroundPending) {
+        // Its result first (states and scalars in order), then this poll.
+        m_background.waitForFinished();
+        m_backgroundPending = false;
+        apply(m_background.result());
     }
+    apply(poll(m_folder, m_files));
 }
 
-void TensorBoardFollower::readNew(const QString& path, FileState& state)
+void TensorBoardFollower::pollInBackground()
 {
+    if (m_backgroundPending) return;
+    m_backgroundPending = true;
+    m_background.setFuture(QtConcurrent::run([folder = m_folder, files = m_files] { return poll(folder, files); }));
+}
+
+void TensorBoardFollower::apply(const Poll& result)
+{
+    m_files = result.files;
+    for (const QString& message : result.warnings) Q_EMIT warning(message);
+    for (const Found& found : result.scalars) Q_EMIT scalar(found.step, found.tag, found.value, found.wallTime);
+}
+
+namespace {
+
+void readNew(const QString& path, TensorBoardFollower::FileState& state, TensorBoardFollower::Poll* out)
+{
+    using FileState = TensorBoardFollower::FileState;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) return; // gone or not readable yet: the next poll tries again
     const qint64 size = file.size();
     if (size < state.offset) {
-        Q_EMIT warning(QStringLiteral("TensorBoard file %1 shrank from %2 to %3 bytes: reading it again from the start")
+        out->warnings.append(QStringLiteral("TensorBoard file %1 shrank from %2 to %3 bytes: reading it again from the start")
                            .arg(path)
                            .arg(state.offset)
                            .arg(size));
         state = FileState{};
     }
     if (size == state.offset || !file.seek(state.offset)) return;
-    const QByteArray bytes = file.read(std::min(size - state.offset, kMaxBytesPerPoll));
+    const QByteArray bytes = file.read(std::min(size - state.offset, TensorBoardFollower::kMaxBytesPerPoll));
     tb::ScanResult scan =
         tb::scanEvents(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), [&](const tb::Event& event) {
             for (const auto& value : event.scalars) {
-                Q_EMIT scalar(event.step, QString::fromStdString(value.tag), value.value, event.wallTime);
+                out->scalars.append({event.step, QString::fromStdString(value.tag), value.value, event.wallTime});
             }
         });
     state.offset += static_cast<qint64>(scan.consumed);
@@ -67,29 +91,57 @@ void TensorBoardFollower::readNew(const QString& path, FileState& state)
     }
     if (scan.badDataRecords > 0 && !state.warnedBadData) {
         state.warnedBadData = true;
-        Q_EMIT warning(QStringLiteral("TensorBoard file %1: a record failed its data checksum and was skipped "
+        out->warnings.append(QStringLiteral("TensorBoard file %1: a record failed its data checksum and was skipped "
                                       "(further damaged records in this file are skipped without a warning)")
                            .arg(path));
     }
     if (scan.undecodableRecords > 0 && !state.warnedUndecodable) {
         state.warnedUndecodable = true;
-        Q_EMIT warning(QStringLiteral("TensorBoard file %1: a record with sound checksums is not a TensorBoard event "
+        out->warnings.append(QStringLiteral("TensorBoard file %1: a record with sound checksums is not a TensorBoard event "
                                       "and was skipped")
                            .arg(path));
     }
     if (scan.oversizedRecords > 0 && !state.warnedOversized) {
         state.warnedOversized = true;
-        Q_EMIT warning(QStringLiteral("TensorBoard file %1: a record over %2 MiB was skipped unread")
+        out->warnings.append(QStringLiteral("TensorBoard file %1: a record over %2 MiB was skipped unread")
                            .arg(path)
                            .arg(tb::kMaxRecordDataBytes / (1024 * 1024)));
     }
     if (scan.framingLost) {
         state.abandoned = true;
-        Q_EMIT warning(QStringLiteral("TensorBoard file %1: the record at byte %2 failed its length checksum, so the "
+        out->warnings.append(QStringLiteral("TensorBoard file %1: the record at byte %2 failed its length checksum, so the "
                                       "records after it cannot be found; the rest of this file is ignored")
                            .arg(path)
                            .arg(state.offset));
     }
+}
+
+} // namespace
+
+namespace {
+std::atomic_int g_pollDelayMs{0};
+} // namespace
+
+void TensorBoardFollower::setPollDelayForTests(int milliseconds)
+{
+    g_pollDelayMs.store(milliseconds);
+}
+
+TensorBoardFollower::Poll TensorBoardFollower::poll(const QString& folder, QHash<QString, FileState> files)
+{
+    if (const int delay = g_pollDelayMs.load(); delay > 0) QThread::msleep(static_cast<unsigned long>(delay));
+    Poll result;
+    const QStringList patterns{QString::fromLatin1(tb::kEventFilePrefix) + QLatin1Char('*')};
+    QDirIterator found(folder, patterns, QDir::Files, QDirIterator::Subdirectories);
+    QStringList paths;
+    while (found.hasNext()) paths.append(found.next());
+    paths.sort(); // same-folder files in name order: the name starts with the creation time
+    for (const QString& path : paths) {
+        FileState& state = files[path];
+        if (!state.abandoned) readNew(path, state, &result);
+    }
+    result.files = std::move(files);
+    return result;
 }
 
 } // namespace ringmaster::supervisor

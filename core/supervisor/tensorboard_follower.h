@@ -11,10 +11,16 @@
 // file is abandoned. Each file gets at most one warning for each kind of damage. Scalars are simple_value
 // and one-element float/double tensors; every other kind of value or event is skipped silently.
 // A file that shrinks (rewritten from the start) is read again from the start.
+// The timer's polls walk the folder and read the files on a worker thread (a script's folder may hold thousands
+// of files, and a week of logs): what they found is applied and emitted on this object's thread when they end,
+// and a poll never overlaps the previous one. pollNow() is the same work, done before it returns.
 
+#include <QFutureWatcher>
 #include <QHash>
+#include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
 
 namespace ringmaster::supervisor {
@@ -32,8 +38,11 @@ public:
 
     void start(); // polls at once, then every interval
     void stop();
-    // One poll now: finds new files and reads what was appended (also for a last read when a run ends).
+    // One poll now: finds new files and reads what was appended (also for a last read when a run ends); its
+    // signals are emitted before it returns.
     void pollNow();
+    // The same on a worker thread (the timer's); nothing when one is still running.
+    void pollInBackground();
 
     QString folder() const { return m_folder; }
 
@@ -42,7 +51,7 @@ Q_SIGNALS:
     // One line naming the file and the damage, for the launcher's log.
     void warning(const QString& message);
 
-private:
+public:
     struct FileState
     {
         qint64 offset = 0;        // bytes of complete records already handled
@@ -51,11 +60,32 @@ private:
         bool warnedUndecodable = false;
         bool warnedOversized = false;
     };
-    void readNew(const QString& path, FileState& state);
+    struct Found
+    {
+        qint64 step = 0;
+        QString tag;
+        double value = 0;
+        double wallTime = 0;
+    };
+    // What one poll read: the files' new states, the scalars in order, the warnings. No QObject involved.
+    struct Poll
+    {
+        QHash<QString, FileState> files;
+        QList<Found> scalars;
+        QStringList warnings;
+    };
+    static Poll poll(const QString& folder, QHash<QString, FileState> files);
+    // Tests: every poll takes at least this long (0, the default: no delay), to show it does not block the caller.
+    static void setPollDelayForTests(int milliseconds);
+
+private:
+    void apply(const Poll& result);
 
     QString m_folder;
     QTimer m_timer;
     QHash<QString, FileState> m_files;
+    QFutureWatcher<Poll> m_background;
+    bool m_backgroundPending = false; // a background poll whose result is not applied yet
 };
 
 } // namespace ringmaster::supervisor

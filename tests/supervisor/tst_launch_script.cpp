@@ -2,6 +2,7 @@
 // with its torch, 2 CPU ranks on gloo) runs unchanged and sees torchrun's environment; a rank that
 // raises brings the group down and is named with its Python exception; SIGTERM stops the ranks;
 // a restart relaunches with TORCHELASTIC_RESTART_COUNT incremented; bad input launches nothing.
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -324,6 +325,52 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/env-1-0.json"))); // the first attempt ran, and failed
         QVERIFY(readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("out step 4 loss")));
         QVERIFY(allGone(scriptPids(dir)));
+    }
+
+    // What a script starts and leaves behind dies with the run (issue 22, item 8): a "data server" that leaves the
+    // run's process group with setsid() and ignores SIGTERM, and a worker in the group that ignores SIGTERM too.
+    // Each failed attempt's leftovers die before the restart; a restart waits 1 s, then 2 s (its back-off).
+    void leftoversDieWithTheRunAndRestartsBackOff()
+    {
+        QTemporaryDir root;
+        const QString pids = root.filePath(QStringLiteral("leftovers"));
+        const QString script = writeFile(root.filePath(QStringLiteral("spawn.py")), QStringLiteral(R"PY(
+import os, signal, subprocess, sys, time
+code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)\n"
+server = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+worker = subprocess.Popen([sys.executable, "-c", code])
+with open(sys.argv[1], "a") as f:
+    f.write(f"{server.pid} {worker.pid}\n")
+time.sleep(0.5)
+print("step 1 loss 0.5", flush=True)
+sys.exit(int(os.environ["TORCHELASTIC_RESTART_COUNT"]) < 2)  # fails twice, then completes
+)PY").toUtf8());
+        LaunchProcess launch;
+        launch.start({QStringLiteral("--script"), script, QStringLiteral("--python"), QString::fromLatin1(kPython), QStringLiteral("--nproc"),
+                      QStringLiteral("1"), QStringLiteral("--output-root"), root.path(), QStringLiteral("--max-restarts"), QStringLiteral("2"),
+                      QStringLiteral("--"), pids});
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QStringList attempts = readAll(pids).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(attempts.size(), 3);
+        for (const QString& attempt : attempts) {
+            for (const QString& pid : attempt.split(QLatin1Char(' '))) QVERIFY2(processGone(pid.toLongLong()), qPrintable(pid));
+        }
+        const QString log = readAll(launch.runDir() + QStringLiteral("/logs/launcher.log"));
+        QVERIFY2(log.contains(QStringLiteral("killed what the ranks left running")), qPrintable(log));
+        QVERIFY2(log.contains(QStringLiteral("(relaunching in 1 s)")) && log.contains(QStringLiteral("(relaunching in 2 s)")), qPrintable(log));
+        // The attempts began at least 1 s and then 2 s after the failures before them (the launcher log's times).
+        QList<QDateTime> relaunches;
+        QList<QDateTime> launches;
+        for (const QString& line : log.split(QLatin1Char('\n'))) {
+            const QDateTime at = QDateTime::fromString(line.section(QLatin1Char(' '), 0, 0), Qt::ISODateWithMs);
+            if (line.contains(QStringLiteral("(relaunching in"))) relaunches << at;
+            if (line.contains(QStringLiteral("started 1 rank(s) in process group"))) launches << at;
+        }
+        QCOMPARE(relaunches.size(), 2);
+        QVERIFY2(launches.size() == 3, qPrintable(log));
+        QVERIFY(relaunches[0].msecsTo(launches[1]) >= 1000);
+        QVERIFY(relaunches[1].msecsTo(launches[2]) >= 2000);
     }
 
     void hangDetectionCountsOutputWhenAsked()

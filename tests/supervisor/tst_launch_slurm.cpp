@@ -274,6 +274,36 @@ private Q_SLOTS:
         QVERIFY(queueEmpties(jobId));
     }
 
+    // A job Slurm requeues (a node failed, a preemption; here `scontrol requeue`) resumes from the run's newest
+    // checkpoint: the second start says so, the steps go on from there (metrics.csv holds each step once, to the
+    // end), no checkpoint is set aside as abandoned, and the launcher follows it to `completed`.
+    void requeuedJobResumesFromItsNewestCheckpoint()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        LaunchProcess launch;
+        launch.start(trainerArguments({QStringLiteral("--max-steps"), QStringLiteral("400"), QStringLiteral("--checkpoint-every"),
+                                       QStringLiteral("20"), QStringLiteral("--eval-every"), QStringLiteral("0")}));
+        QVERIFY2(launch.waitForOutput(QStringLiteral("checkpoint step 40"), kRunTimeoutMs), qPrintable(launch.output));
+        const QString jobId = jobIdIn(launch.output);
+        slurmtest::JobGuard guard{SlurmClient(), jobId};
+        const QString dir = launch.runDir();
+        QCOMPARE(QProcess::execute(QStringLiteral("scontrol"), {QStringLiteral("requeue"), jobId}), 0);
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
+        const QString batchLog = slurmtest::readAll(dir + QStringLiteral("/slurm/batch-%1.log").arg(jobId));
+        QVERIFY2(launch.output.contains(QStringLiteral("resuming from the newest checkpoint")) ||
+                     batchLog.contains(QStringLiteral("resuming from the newest checkpoint")),
+                 qPrintable(launch.output + batchLog));
+        const QList<qint64> steps = ringmaster::supervisor::test::csvSteps(dir + QStringLiteral("/metrics.csv"));
+        QCOMPARE(steps.size(), 400);
+        QCOMPARE(steps.last(), 400);
+        QVERIFY(QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("abandoned-*")}, QDir::Dirs).isEmpty());
+        QVERIFY(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("resumed")));
+        QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
+                 QStringLiteral("completed"));
+        QVERIFY(queueEmpties(jobId));
+    }
+
     void scriptJobCompletes()
     {
         REQUIRE_SLURM_FOR(kRealEntry);

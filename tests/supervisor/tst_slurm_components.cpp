@@ -217,8 +217,11 @@ void TestSlurmComponents::trainerScriptLines()
     QVERIFY2(text.contains(QStringLiteral("srun --nodes=2 --ntasks=8 --ntasks-per-node=4 ")), qPrintable(text));
     QVERIFY(text.contains(QStringLiteral("--kill-on-bad-exit=1 --output=logs/rank-%t.log")));
     QVERIFY2(lines.contains(QStringLiteral("  '/opt/rm/bin/ringmaster-trainer' '--job' '/shared/runs/2026 #1/job.json' "
-                                           "'--out' '/shared/runs/2026 #1' '--device' 'cuda'")),
+                                           "'--out' '/shared/runs/2026 #1' '--device' 'cuda' \"$@\"")),
              qPrintable(text));
+    // A requeued job (SLURM_RESTART_COUNT > 0) resumes from the run's newest checkpoint; a fresh one passes nothing.
+    QVERIFY2(lines.contains(QStringLiteral("set -- ")), qPrintable(text));
+    QVERIFY(lines.contains(QStringLiteral("  set -- --resume \"$RUN_DIR\"")));
     QVERIFY(lines.contains(QStringLiteral("RUN_DIR='/shared/runs/2026 #1'")));
     QVERIFY(text.contains(QStringLiteral("\nunset RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT ")));
     QVERIFY2(!text.contains(QStringLiteral("TASK_CONTRACT")), "the trainer reads Slurm's variables itself");

@@ -1,11 +1,13 @@
 // TensorBoardFollower: event files read as they grow (a record split across writes is used once, when whole),
 // files that appear later and in subfolders, and damaged records (skipped, or the rest of the file abandoned).
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include "../../core/protocol/tensorboard_records.h"
 #include "tensorboard_follower.h"
@@ -97,6 +99,37 @@ private Q_SLOTS:
         follower.stop();
         follower.pollNow();
         QCOMPARE(seen(scalars), (QStringList{QStringLiteral("1 a 1"), QStringLiteral("5 b 2"), QStringLiteral("2 a 3")}));
+    }
+
+    // The timer's polls walk the folder and read the files off this thread (issue 22, item 8): while a poll takes
+    // 1.5 s (the test delay), this thread's timers keep firing, the poll's scalars arrive when it ends, a poll
+    // that is due meanwhile does not start a second one, and pollNow() takes the pending result first, in order.
+    void pollsRunOffTheCallersThread()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("events.out.tfevents.1.host.1"));
+        append(path, fileVersion() + record(1, "loss", 1.0f));
+        TensorBoardFollower::setPollDelayForTests(1500);
+        TensorBoardFollower follower(dir.path(), nullptr, 50);
+        QSignalSpy scalars(&follower, &TensorBoardFollower::scalar);
+        QElapsedTimer clock;
+        clock.start();
+        follower.pollInBackground();
+        QVERIFY(clock.elapsed() < 500);
+        int ticks = 0;
+        QTimer ticker;
+        connect(&ticker, &QTimer::timeout, this, [&ticks] { ++ticks; });
+        ticker.start(100);
+        QTRY_COMPARE_WITH_TIMEOUT(scalars.size(), 1, 10000);
+        QVERIFY2(ticks >= 5, qPrintable(QString::number(ticks)));
+        append(path, record(2, "loss", 0.5f));
+        follower.pollInBackground();
+        follower.pollInBackground(); // one at a time: this one is a no-op
+        follower.pollNow();          // waits for the pending one, applies it, then polls itself
+        TensorBoardFollower::setPollDelayForTests(0);
+        QCOMPARE(seen(scalars), (QStringList{QStringLiteral("1 loss 1"), QStringLiteral("2 loss 0.5")}));
+        QTest::qWait(200); // the pending poll's finished signal, now delivered, must change nothing
+        QCOMPARE(scalars.size(), 2);
     }
 
     void recordWithBadDataChecksumIsSkippedWithOneWarning()

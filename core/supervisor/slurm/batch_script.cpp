@@ -174,15 +174,23 @@ QString batchScriptText(const BatchScriptInput& input)
                                         "--kill-on-bad-exit=1 --output=logs/rank-%t.log \\")
                              .arg(request.nodes).arg(world).arg(tasksPerNode);
     if (!job.isScript()) {
-        QStringList trainer{input.trainerPath, QStringLiteral("--job"), input.jobFile, QStringLiteral("--out"), input.runDir,
-                            QStringLiteral("--device"), job.device};
-        if (!input.resumeFrom.isEmpty()) trainer << QStringLiteral("--resume") << input.resumeFrom;
+        const QStringList trainer{input.trainerPath, QStringLiteral("--job"), input.jobFile, QStringLiteral("--out"), input.runDir,
+                                  QStringLiteral("--device"), job.device};
+        const QStringList resume = input.resumeFrom.isEmpty() ? QStringList{} : QStringList{QStringLiteral("--resume"), input.resumeFrom};
         s << QString()
+          << QStringLiteral("# A job Slurm requeued (a node failed, a preemption: SLURM_RESTART_COUNT > 0) continues from the run's")
+          << QStringLiteral("# newest checkpoint instead of starting again at step 0 and setting the checkpoints aside.")
+          << QStringLiteral("set -- %1").arg(commandWords(resume))
+          << QStringLiteral("if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && ls \"$RUN_DIR\"/checkpoints/step-*.pt >/dev/null 2>&1; then")
+          << QStringLiteral("  echo \"ringmaster: requeued (restart $SLURM_RESTART_COUNT): resuming from the newest checkpoint in $RUN_DIR\" >&2")
+          << QStringLiteral("  set -- --resume \"$RUN_DIR\"")
+          << QStringLiteral("fi")
+          << QString()
           << QStringLiteral("# Each task is one ringmaster-trainer rank. It reads its rank from SLURM_PROCID, SLURM_LOCALID and")
           << QStringLiteral("# SLURM_NTASKS, and derives the rendezvous itself: the first node of the step, port")
           << QStringLiteral("# %1 + SLURM_JOB_ID % %2 (its log says so).").arg(kSlurmMasterPortBase).arg(kSlurmMasterPortSpan)
           << srun
-          << QStringLiteral("  ") + commandWords(trainer);
+          << QStringLiteral("  ") + commandWords(trainer) + QStringLiteral(" \"$@\"");
         return s.join(QLatin1Char('\n')) + QLatin1Char('\n');
     }
 
@@ -195,7 +203,8 @@ QString batchScriptText(const BatchScriptInput& input)
       << QString()
       << QStringLiteral("# The rest of torchrun's contract that is the same for every task, and Ringmaster's own.")
       << QStringLiteral("export LOCAL_WORLD_SIZE=%1 GROUP_WORLD_SIZE=%2 ROLE_NAME=default").arg(tasksPerNode).arg(request.nodes)
-      << QStringLiteral("export TORCHELASTIC_RESTART_COUNT=%1 TORCHELASTIC_MAX_RESTARTS=%2 TORCHELASTIC_RUN_ID=%3")
+      << QStringLiteral("# A job Slurm requeued (SLURM_RESTART_COUNT > 0) counts as a restart: a script resumes from its own checkpoint.")
+      << QStringLiteral("export TORCHELASTIC_RESTART_COUNT=$((%1 + ${SLURM_RESTART_COUNT:-0})) TORCHELASTIC_MAX_RESTARTS=%2 TORCHELASTIC_RUN_ID=%3")
              .arg(input.restartCount).arg(job.maxRestarts).arg(shellQuote(name))
       << QStringLiteral("export RINGMASTER_RUN_DIR=\"$RUN_DIR\" PYTHONUNBUFFERED=1")
       << QStringLiteral("# One thread per rank unless the job asked for CPUs per task (torchrun's default is 1 too).")
