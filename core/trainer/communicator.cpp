@@ -54,7 +54,12 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
     try {
         // The store's server listens on MASTER_ADDR's address only, never every interface (store_listener.h).
 #if TORCH_VERSION_MAJOR >= 2
-        if (isServer) options.masterListenFd = listenForStore(env.masterAddr, env.masterPort);
+        if (isServer) {
+            options.masterListenFd = listenForStore(env.masterAddr, env.masterPort);
+            // Some 2.x releases' libuv server refuses a listening socket handed over (NotImplementedError); the
+            // classic server takes it in every release that has masterListenFd.
+            options.useLibUV = false;
+        }
         auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
 #else
         std::unique_ptr<StoreBindScope> bindScope = isServer ? std::make_unique<StoreBindScope>(env.masterAddr) : nullptr;

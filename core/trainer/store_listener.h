@@ -4,7 +4,8 @@
 // the whole run, unauthenticated, so anyone who can reach the machine could read or write the store's keys
 // (the ranks' addresses, NCCL's unique id) or disturb the rendezvous.
 //   - LibTorch 2.x: rank 0 binds and listens itself (listenForStore) and hands the socket to TCPStore
-//     (TCPStoreOptions::masterListenFd, the way torchelastic hands its agent's socket over).
+//     (TCPStoreOptions::masterListenFd, the way torchelastic hands its agent's socket over), served by the
+//     classic (not libuv) server, which takes such a socket in every release.
 //   - LibTorch 1.13 has no such option: while a StoreBindScope lives, a bind() of a wildcard address in this
 //     process (the store server's, made in TCPStore's constructor) binds MASTER_ADDR's address instead. The
 //     trainer executable defines bind() for that, so the dynamic linker routes libtorch's call through it;
