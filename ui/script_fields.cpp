@@ -184,7 +184,8 @@ void ScriptFields::showCheck()
         m_interpreterNote->setText(m_checked.error);
         m_interpreterNote->setStyleSheet(QLatin1String(kErrorStyle));
     } else if (!m_heldPython.isEmpty() && m_python->text().trimmed() == m_heldPython) {
-        m_interpreterNote->setText(tr("named by the job file: run (to check that it imports torch) only when you press Start"));
+        m_interpreterNote->setText(tr("named by the job file: run (to check that it imports torch) only when you press Start, and only once you confirm it "
+           "if you have not used it with Ringmaster before"));
         m_interpreterNote->setStyleSheet(QLatin1String(kNoteStyle));
     } else {
         m_interpreterNote->clear();

@@ -25,25 +25,32 @@ QString resolvedFileName(const QString& path)
     return QFileInfo(resolved(path)).fileName();
 }
 
+// "PATH", or "PATH (RESOLVED)" when links lead elsewhere.
+QString described(const QString& path, const QString& resolvedPath)
+{
+    const QString target = resolved(resolvedPath);
+    return target == path ? path : QStringLiteral("%1 (%2)").arg(path, target);
+}
+
 } // namespace
 
 QString checkTrainerProgram(const JobSpec& job, const QString& resolvedPath)
 {
     if (!job.trainerPathFromFile || job.trainerPath.isEmpty()) return {};
     if (isTrustedTrainer(resolvedPath)) return {};
-    return QStringLiteral("job file: \"launch.trainer_path\" %1 (%2) is not the trainer this installation runs nor one you "
+    return QStringLiteral("job file: \"launch.trainer_path\" %1 is not the trainer this installation runs nor one you "
                           "have chosen: a job file may name only those; to run it as the trainer, give it on the command "
-                          "line with --trainer %1, or choose it in the app (Devices: Choose trainer…); either is remembered")
-        .arg(job.trainerPath, resolved(resolvedPath));
+                          "line with --trainer %2, or choose it in the app (Devices: Choose trainer…); either is remembered")
+        .arg(described(job.trainerPath, resolvedPath), job.trainerPath);
 }
 
 QString checkInterpreterChoice(const JobSpec& job, const QString& resolvedPath)
 {
     if (!job.pythonFromFile || isTrustedInterpreter(resolvedPath)) return {};
-    return QStringLiteral("job file: \"launch.python\" %1 (%2) is an interpreter you have not used with Ringmaster on this "
-                          "machine: to run the script with it, give --python %1 on the command line, or confirm it when you "
+    return QStringLiteral("job file: \"launch.python\" %1 is an interpreter you have not used with Ringmaster on this "
+                          "machine: to run the script with it, give --python %2 on the command line, or confirm it when you "
                           "press Start in the app; either is remembered")
-        .arg(job.python, resolved(resolvedPath));
+        .arg(described(job.python, resolvedPath), job.python);
 }
 
 QString checkInterpreterProgram(const QString& python, const QString& resolvedPath)

@@ -207,7 +207,7 @@ private Q_SLOTS:
         QVERIFY(window.startRun());
         QTRY_VERIFY_WITH_TIMEOUT(!window.isCheckingStart(), kProcessTimeoutMs);
         QVERIFY2(window.banner()->text().contains(
-                     QStringLiteral("\"launch.trainer_path\" %1 (%1) is not the trainer this installation runs").arg(pwn).toHtmlEscaped()),
+                     QStringLiteral("\"launch.trainer_path\" %1 is not the trainer this installation runs").arg(pwn).toHtmlEscaped()),
                  qPrintable(window.banner()->text()));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Idle);
 
