@@ -65,17 +65,25 @@ bool writeAll(int fd, const std::string& bytes)
 
 } // namespace
 
-std::string findSymlink(const std::string& dir)
+std::string findSymlink(const std::string& dir, bool* complete)
 {
     struct stat info {};
+    if (complete) *complete = true;
     if (::lstat(dir.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) return dir;
     int budget = kSymlinkScanEntries;
-    return scan(dir, kSymlinkScanDepth, &budget);
+    std::string found = scan(dir, kSymlinkScanDepth, &budget);
+    if (complete) *complete = !found.empty() || budget >= 0;
+    return found;
 }
 
 std::string symlinkProblem(const std::string& dir)
 {
-    const std::string link = findSymlink(dir);
+    bool complete = true;
+    const std::string link = findSymlink(dir, &complete);
+    if (!complete) {
+        return dir + " holds more than " + std::to_string(kSymlinkScanEntries) + " entries, too many to check for symbolic "
+               "links (a run directory from someone else could redirect the run's writes): use a run directory of your own";
+    }
     if (link.empty()) return {};
     char target[4096] = {};
     const ssize_t length = ::readlink(link.c_str(), target, sizeof target - 1);

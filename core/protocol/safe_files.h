@@ -13,12 +13,13 @@
 namespace ringmaster::protocol {
 
 // The first symbolic link found in DIR or below it (at most kSymlinkScanDepth folders deep, at most
-// kSymlinkScanEntries entries looked at), as a path; "" when there is none.
+// kSymlinkScanEntries entries looked at), as a path; "" when there is none. *complete (when given) is false
+// when the budget ran out before the whole tree was seen.
 inline constexpr int kSymlinkScanDepth = 3;
 inline constexpr int kSymlinkScanEntries = 200000;
-std::string findSymlink(const std::string& dir);
+std::string findSymlink(const std::string& dir, bool* complete = nullptr);
 
-// The one line that refuses a run directory holding a symbolic link ("" when it holds none).
+// The one line that refuses a run directory holding a symbolic link, or too large to check ("" when fine).
 std::string symlinkProblem(const std::string& dir);
 
 // open(2) of a file inside a run directory: O_NOFOLLOW and O_CLOEXEC added. -1 with errno as open's.

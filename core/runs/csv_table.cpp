@@ -178,7 +178,8 @@ bool CsvStream::nextRecord(QList<QByteArray>* fields, int* line)
                     return true;
                 }
                 if (!m_pending.isEmpty() && !m_pending.trimmed().isEmpty()) {
-                    problem(QStringLiteral("%1 line %2 truncated (no line end)").arg(m_name).arg(m_line));
+                    problem(m_tail ? QStringLiteral("%1: its last row truncated (no line end)").arg(m_name)
+                                   : QStringLiteral("%1 line %2 truncated (no line end)").arg(m_name).arg(m_line));
                 }
                 m_pending.clear();
                 return false;
@@ -200,11 +201,12 @@ bool CsvStream::next(QList<QByteArray>* fields, int* line)
     while (nextRecord(&record, &recordLine)) {
         if (record.size() == 1 && record.first().isEmpty()) continue;   // a blank line (a cut-short row's end)
         if (record.size() != width) {
-            problem(QStringLiteral("%1 line %2 truncated (%3 of %4 fields)").arg(m_name).arg(recordLine).arg(record.size()).arg(width));
+            problem(m_tail ? QStringLiteral("%1: a row near its end truncated (%2 of %3 fields)").arg(m_name).arg(record.size()).arg(width)
+                           : QStringLiteral("%1 line %2 truncated (%3 of %4 fields)").arg(m_name).arg(recordLine).arg(record.size()).arg(width));
             continue;
         }
         *fields = std::move(record);
-        *line = recordLine;
+        *line = m_tail ? 0 : recordLine;
         return true;
     }
     return false;

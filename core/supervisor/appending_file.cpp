@@ -67,6 +67,9 @@ QString AppendingFile::append(const QByteArray& bytes)
 {
     if (m_fd < 0) return QStringLiteral("not open");
     if (bytes.isEmpty()) return {};
+    // The size now, not as last seen: another process may append too (two windows following one Slurm run).
+    struct stat info {};
+    if (::fstat(m_fd, &info) == 0) m_size = static_cast<qint64>(info.st_size);
     if (m_rotateAt > 0 && m_size > 0 && m_size + bytes.size() > m_rotateAt) {
         if (const QString failed = rotate(); !failed.isEmpty() && m_fd < 0) return failed;
     }

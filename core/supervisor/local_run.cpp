@@ -249,6 +249,11 @@ void LocalRun::launchGroup()
         finishRun(RunState::Stopped);
         return;
     }
+    if (m_dirLost) { // never a relaunch into a folder that is gone
+        m_ranks.clear();
+        finishRun(RunState::Failed);
+        return;
+    }
     const int generation = ++m_launchGeneration;
     m_ranks.clear();
     m_oom.clear();

@@ -30,6 +30,11 @@ void LocalRun::failDirectoryLost(const QString& reason)
     m_verdictWindow.stop();
     m_escalation.stop();
     log(QStringLiteral("run failed: %1").arg(cause.reason));
+    if (m_relaunch.isActive()) {   // between attempts (a restart's back-off): no rank to bring down, and no relaunch
+        m_relaunch.stop();
+        finishRun(RunState::Failed);
+        return;
+    }
     bringDown(SIGKILL, 0);
 }
 
@@ -88,7 +93,8 @@ void LocalRun::killLeftovers()
     const QByteArray marker = QByteArray(protocol::kSocketEnv) + '=' + QFile::encodeName(m_server->socketPath());
     QStringList killed;
     for (const qint64 pid : proc::processesWithEnvironment(marker)) {
-        if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) killed << QStringLiteral("%1 (%2)").arg(pid).arg(proc::commandName(pid));
+        const QString name = proc::commandName(pid);
+        if (proc::killIfStillHolds(pid, marker)) killed << QStringLiteral("%1 (%2)").arg(pid).arg(name);
     }
     if (!killed.isEmpty()) log(QStringLiteral("killed what the ranks left running: %1").arg(killed.join(QStringLiteral(", "))));
 }

@@ -154,7 +154,13 @@ void MetricServer::admit(QIODevice* socket, bool tcp)
 {
     const QString address = peerAddress(socket);
     QString refused;
-    if (m_peers.size() >= connectionLimit()) {
+    // The TCP endpoint and this host's socket (reachable by this user only) have a cap each, so that what comes
+    // over the network cannot crowd out the ranks on this host.
+    int ofThisKind = 0;
+    for (auto it = m_peers.cbegin(); it != m_peers.cend(); ++it) ofThisKind += it.value()->tcp == tcp;
+    if (ofThisKind >= connectionLimit() / 2 && tcp) {
+        refused = QStringLiteral("%1 TCP connections are already open").arg(ofThisKind);
+    } else if (m_peers.size() >= connectionLimit()) {
         refused = QStringLiteral("%1 connections are already open").arg(m_peers.size());
     } else if (tcp) {
         int fromThere = 0;

@@ -114,7 +114,10 @@ QString checkScriptFiles(const JobSpec& job, PreflightResult* result)
     result->interpreterPath = locateInterpreter(job.python);
     if (result->interpreterPath.isEmpty()) return missingInterpreter(job.python);
     if (const QString notPython = checkInterpreterProgram(job.python, result->interpreterPath); !notPython.isEmpty()) return notPython;
-    return checkInterpreterChoice(job, result->interpreterPath);
+    if (const QString notChosen = checkInterpreterChoice(job, result->interpreterPath); !notChosen.isEmpty()) return notChosen;
+    // The path runs as given (a virtualenv's python is a link its environment depends on), so nobody else may be
+    // able to re-point it between this check and the run.
+    return job.pythonFromFile ? checkNotChangeableByOthers(QStringLiteral("launch.python"), result->interpreterPath) : QString();
 }
 
 // The interpreter can import torch: a script without it would fail on every rank at its first line.
@@ -201,6 +204,10 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
                            .arg(result.trainerPath.isEmpty() ? QString() : QStringLiteral(" at ") + result.trainerPath);
         return result;
     } else if (!(result.error = checkTrainerProgram(job, result.trainerPath)).isEmpty()) {
+        return result;
+    } else if (job.trainerPathFromFile && (result.trainerPath = QFileInfo(result.trainerPath).canonicalFilePath()).isEmpty()) {
+        // What runs is the file that was checked, not the job file's path to it (a link there could be re-pointed).
+        result.error = QStringLiteral("job file: \"launch.trainer_path\" %1 vanished while it was checked").arg(job.trainerPath);
         return result;
     } else if (result.trainer = describeTrainer(result.trainerPath, cancelled); !result.trainer.known()) {
         result.error = result.trainer.error;

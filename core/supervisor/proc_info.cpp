@@ -5,6 +5,8 @@
 #include <QFile>
 #include <QList>
 
+#include <csignal>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ringmaster::supervisor::proc {
@@ -57,6 +59,29 @@ qint64 peakRssKiB(qint64 pid)
     return -1;
 }
 
+namespace {
+
+bool environmentHolds(qint64 pid, const QByteArray& nameEqualsValue)
+{
+    QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+    if (!environ.open(QIODevice::ReadOnly)) return false; // another user's, or gone
+    for (const QByteArray& variable : environ.readAll().split('\0')) {
+        if (variable == nameEqualsValue) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+bool killIfStillHolds(qint64 pid, const QByteArray& nameEqualsValue)
+{
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+    if (fd < 0) return false;
+    const bool signalled = environmentHolds(pid, nameEqualsValue) && ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) == 0;
+    ::close(fd);
+    return signalled;
+}
+
 QList<qint64> processesWithEnvironment(const QByteArray& nameEqualsValue)
 {
     QList<qint64> found;
@@ -66,12 +91,7 @@ QList<qint64> processesWithEnvironment(const QByteArray& nameEqualsValue)
         bool number = false;
         const qint64 pid = entry.toLongLong(&number);
         if (!number || pid == self) continue;
-        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
-        if (!environ.open(QIODevice::ReadOnly)) continue; // another user's, or gone
-        const QByteArray text = environ.readAll();
-        bool holds = false;
-        for (const QByteArray& variable : text.split('\0')) holds = holds || variable == nameEqualsValue;
-        if (holds && state(pid) != QLatin1Char('Z') && state(pid) != QLatin1Char('?')) found.append(pid);
+        if (environmentHolds(pid, nameEqualsValue) && state(pid) != QLatin1Char('Z') && state(pid) != QLatin1Char('?')) found.append(pid);
     }
     return found;
 }

@@ -24,6 +24,9 @@ qint64 peakRssKiB(qint64 pid);
 // carry its own RINGMASTER_SOCKET, which their children inherit even after they leave the run's process group
 // (setsid). Only this user's processes can be read; the caller's own process is never listed.
 QList<qint64> processesWithEnvironment(const QByteArray& nameEqualsValue);
+// SIGKILL to PID if it still holds NAME=VALUE in its environment, through a pidfd taken before the second look, so
+// a pid reused by another process in between is never signalled. True when signalled.
+bool killIfStillHolds(qint64 pid, const QByteArray& nameEqualsValue);
 // The program's name (/proc/PID/comm), for messages.
 QString commandName(qint64 pid);
 

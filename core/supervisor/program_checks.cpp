@@ -3,7 +3,11 @@
 #include "job_spec.h"
 #include "trusted_programs.h"
 
+#include <QFile>
 #include <QFileInfo>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ringmaster::supervisor {
 namespace {
@@ -59,6 +63,21 @@ QString checkInterpreterProgram(const QString& python, const QString& resolvedPa
     return QStringLiteral("--python %1 (%2) is not a Python interpreter: a script runs only under a program named python… or "
                           "pypy…; give one with --python PATH (e.g. python3 or a virtualenv's bin/python)")
         .arg(python, resolved(resolvedPath));
+}
+
+QString checkNotChangeableByOthers(const QString& key, const QString& path)
+{
+    const auto ours = [](uid_t owner) { return owner == ::geteuid() || owner == 0; };
+    struct stat link {};
+    struct stat folder {};
+    const QByteArray file = QFile::encodeName(path);
+    const QByteArray parent = QFile::encodeName(QFileInfo(path).absolutePath());
+    const bool known = ::lstat(file.constData(), &link) == 0 && ::stat(parent.constData(), &folder) == 0;
+    const bool othersWrite = (folder.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (folder.st_mode & S_ISVTX) == 0;
+    if (known && (!S_ISLNK(link.st_mode) || ours(link.st_uid)) && ours(folder.st_uid) && !othersWrite) return {};
+    return QStringLiteral("job file: \"%1\" %2 lies where another user could change what it names between the check and the "
+                          "run: give --python with a path in your own folders")
+        .arg(key, path);
 }
 
 } // namespace ringmaster::supervisor

@@ -29,4 +29,8 @@ QString checkInterpreterProgram(const QString& python, const QString& resolvedPa
 // line, or the app's field typed by the user, is the user's own choice.
 QString checkInterpreterChoice(const JobSpec& job, const QString& resolvedPath);
 
+// Empty when no other user can change what PATH names: PATH, if a link, belongs to this user or root, and so does
+// its folder, which others cannot write (or only with the sticky bit, which keeps them from replacing the link).
+QString checkNotChangeableByOthers(const QString& key, const QString& path);
+
 } // namespace ringmaster::supervisor

@@ -55,14 +55,14 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const DistEnv& env, std::chrono::mill
         // The store's server listens on MASTER_ADDR's address only, never every interface (store_listener.h).
 #if TORCH_VERSION_MAJOR >= 2
         if (isServer) {
-            options.masterListenFd = listenForStore(env.masterAddr, env.masterPort);
+            options.masterListenFd = listenForStore(env.masterAddr, env.masterPort, env.localWorldSize != env.worldSize);
             // Some 2.x releases' libuv server refuses a listening socket handed over (NotImplementedError); the
             // classic server takes it in every release that has masterListenFd.
             options.useLibUV = false;
         }
         auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
 #else
-        std::unique_ptr<StoreBindScope> bindScope = isServer ? std::make_unique<StoreBindScope>(env.masterAddr) : nullptr;
+        std::unique_ptr<StoreBindScope> bindScope = isServer ? std::make_unique<StoreBindScope>(env.masterAddr, env.localWorldSize != env.worldSize) : nullptr;
         auto store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, options);
         bindScope.reset();
 #endif

@@ -14,12 +14,21 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 namespace {
 
-// The first address HOST resolves to for a TCP connection, as TCPStore's clients resolve it.
-sockaddr_storage resolve(const std::string& host, socklen_t* length)
+bool isLoopback(const sockaddr_storage& address)
+{
+    if (address.ss_family == AF_INET) return (ntohl(reinterpret_cast<const sockaddr_in*>(&address)->sin_addr.s_addr) >> 24) == 127;
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr);
+}
+
+// The address HOST resolves to for a TCP connection: the first, as TCPStore's clients resolve it. For a job on
+// several nodes the first that is not loopback: Debian and Ubuntu map a host's own name to 127.0.1.1 in /etc/hosts,
+// which the other nodes cannot reach. *wildcard when a multi-node job's MASTER_ADDR names only loopback here.
+sockaddr_storage resolve(const std::string& host, bool spansNodes, socklen_t* length, bool* wildcard)
 {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -29,10 +38,22 @@ sockaddr_storage resolve(const std::string& host, socklen_t* length)
         throw std::runtime_error("MASTER_ADDR " + host + " does not resolve: " + ::gai_strerror(rc));
     }
     const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
-    sockaddr_storage address{};
-    std::memcpy(&address, found->ai_addr, found->ai_addrlen);
-    *length = found->ai_addrlen;
-    return address;
+    *wildcard = false;
+    for (const addrinfo* a = found; a; a = a->ai_next) {
+        sockaddr_storage address{};
+        std::memcpy(&address, a->ai_addr, a->ai_addrlen);
+        if (!spansNodes || !isLoopback(address)) {
+            *length = a->ai_addrlen;
+            return address;
+        }
+    }
+    log::warn("MASTER_ADDR {} names only a loopback address on this node, which the other nodes cannot reach: the "
+              "rendezvous store listens on every interface (give MASTER_ADDR this node's network address to avoid that)", host);
+    *wildcard = true;
+    sockaddr_storage any{};
+    reinterpret_cast<sockaddr_in6*>(&any)->sin6_family = AF_INET6;
+    *length = sizeof(sockaddr_in6);
+    return any;
 }
 
 void setPort(sockaddr_storage* address, std::uint16_t port)
@@ -47,10 +68,11 @@ sockaddr_storage g_storeAddressValue{};
 
 } // namespace
 
-int listenForStore(const std::string& host, std::uint16_t port)
+int listenForStore(const std::string& host, std::uint16_t port, bool spansNodes)
 {
     socklen_t length = 0;
-    sockaddr_storage address = resolve(host, &length);
+    bool wildcard = false;
+    sockaddr_storage address = resolve(host, spansNodes, &length, &wildcard);
     setPort(&address, port);
     const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error(std::string("cannot open the rendezvous socket: ") + std::strerror(errno));
@@ -66,11 +88,12 @@ int listenForStore(const std::string& host, std::uint16_t port)
     return fd;
 }
 
-StoreBindScope::StoreBindScope(const std::string& host)
+StoreBindScope::StoreBindScope(const std::string& host, bool spansNodes)
 {
     socklen_t length = 0;
-    g_storeAddressValue = resolve(host, &length);
-    g_storeAddress.store(&g_storeAddressValue);
+    bool wildcard = false;
+    g_storeAddressValue = resolve(host, spansNodes, &length, &wildcard);
+    if (!wildcard) g_storeAddress.store(&g_storeAddressValue);
 }
 
 StoreBindScope::~StoreBindScope()

@@ -10,7 +10,9 @@
 //     process (the store server's, made in TCPStore's constructor) binds MASTER_ADDR's address instead. The
 //     trainer executable defines bind() for that, so the dynamic linker routes libtorch's call through it;
 //     every other bind (gloo's, the reporter's) passes through unchanged.
-// Either way a port another program holds is EADDRINUSE, reported as before (exit 3).
+// Either way a port another program holds is EADDRINUSE, reported as before (exit 3). A job on several nodes
+// takes MASTER_ADDR's first address that is not loopback (a host's own name may map to 127.0.1.1 locally), and
+// listens on every interface, with a warning, only when there is none.
 
 #include <cstdint>
 #include <string>
@@ -19,13 +21,13 @@ namespace ringmaster::trainer {
 
 // A TCP socket bound to HOST (resolved as the clients resolve it: the first address) and PORT, listening.
 // Throws AddressInUseError when the port is taken there, std::runtime_error for other failures.
-int listenForStore(const std::string& host, std::uint16_t port);
+int listenForStore(const std::string& host, std::uint16_t port, bool spansNodes);
 
 // While alive, wildcard binds in this process bind HOST's address instead (see above). One at a time.
 class StoreBindScope
 {
 public:
-    explicit StoreBindScope(const std::string& host);
+    StoreBindScope(const std::string& host, bool spansNodes);
     ~StoreBindScope();
     StoreBindScope(const StoreBindScope&) = delete;
     StoreBindScope& operator=(const StoreBindScope&) = delete;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include <zlib.h>
+
 namespace ringmaster::trainer {
 namespace {
 
@@ -64,11 +66,39 @@ bool readZip64Extra(const unsigned char* extra, std::size_t length, Entry* entry
     return !bigUncompressed && !bigCompressed && !bigOffset;
 }
 
-std::string checkRecord(const Entry& entry, std::uint64_t fileSize, const ReadAt& readAt)
+// Raw deflate data inflated into exactly SIZE bytes (bounded above by the caller), in place.
+bool inflateExactly(std::vector<unsigned char>* bytes, std::uint64_t size)
+{
+    std::vector<unsigned char> out(static_cast<std::size_t>(size) + 1);
+    z_stream stream{};
+    if (::inflateInit2(&stream, -MAX_WBITS) != Z_OK) return false;
+    stream.next_in = bytes->data();
+    stream.avail_in = static_cast<uInt>(bytes->size());
+    stream.next_out = out.data();
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int status = ::inflate(&stream, Z_FINISH);
+    const std::uint64_t produced = stream.total_out;
+    ::inflateEnd(&stream);
+    if (status != Z_STREAM_END || produced != size) return false;
+    out.resize(static_cast<std::size_t>(size));
+    *bytes = std::move(out);
+    return true;
+}
+
+// [start, end) of a record's bytes, local header to the end of its data, for the overlap check.
+struct Extent
+{
+    std::uint64_t start;
+    std::uint64_t end;
+    std::string name;
+};
+
+std::string checkRecord(const Entry& entry, std::uint64_t fileSize, const ReadAt& readAt, Extent* extent)
 {
     const std::string name = entry.name.empty() ? std::string("?") : entry.name;
-    const bool pickle = entry.name.size() >= 4 && entry.name.compare(entry.name.size() - 4, 4, ".pkl") == 0;
-    if (entry.method == kDeflated && !pickle) {
+    // data.pkl, constants.pkl, and TorchScript's code/*.debug_pkl: LibTorch unpickles each.
+    const bool pickle = entry.name.size() >= 3 && entry.name.compare(entry.name.size() - 3, 3, "pkl") == 0;
+    if (entry.method == kDeflated) {
         // TorchScript deflates its code/*.py records: what one inflates to is bounded by deflate's best ratio.
         if (entry.compressed > fileSize || entry.uncompressed > kMaxInflatedRecordBytes ||
             entry.uncompressed > entry.compressed * kDeflateMaxRatio + 1024) {
@@ -76,8 +106,8 @@ std::string checkRecord(const Entry& entry, std::uint64_t fileSize, const ReadAt
                    std::to_string(entry.compressed);
         }
     } else if (entry.method != 0) {
-        return name + ": compressed (method " + std::to_string(entry.method) + "), which PyTorch never does for " +
-               (pickle ? "a pickle" : "a record") + "; save it again with torch.save or torch.jit.save";
+        return name + ": compressed with method " + std::to_string(entry.method) + ", which PyTorch never uses; save it "
+               "again with torch.save or torch.jit.save";
     } else if (entry.uncompressed != entry.compressed) {
         return name + ": stored record whose two sizes disagree";
     }
@@ -91,9 +121,17 @@ std::string checkRecord(const Entry& entry, std::uint64_t fileSize, const ReadAt
     }
     const std::uint64_t dataStart = entry.localOffset + kLocalBytes + little(local + 26, 2) + little(local + 28, 2);
     if (dataStart > fileSize || entry.compressed > fileSize - dataStart) return name + ": its data runs past the end of the file";
-    if (pickle && entry.uncompressed <= kMaxPickleWalkBytes) {
-        std::vector<unsigned char> bytes(static_cast<std::size_t>(entry.uncompressed));
+    *extent = {entry.localOffset, dataStart + entry.compressed, name};
+    if (pickle && entry.uncompressed > kMaxPickleWalkBytes) {
+        return name + ": a pickle of " + std::to_string(entry.uncompressed) + " bytes, more than Ringmaster reads (" +
+               std::to_string(kMaxPickleWalkBytes >> 20) + " MiB)";
+    }
+    if (pickle) {
+        std::vector<unsigned char> bytes(static_cast<std::size_t>(entry.compressed));
         if (!bytes.empty() && !readAt(dataStart, bytes.size(), bytes.data())) return name + ": cannot be read";
+        if (entry.method == kDeflated && !inflateExactly(&bytes, entry.uncompressed)) {
+            return name + ": does not inflate to the " + std::to_string(entry.uncompressed) + " bytes its directory states";
+        }
         if (const std::string problem = pickleLengthProblem(bytes.data(), bytes.size()); !problem.empty()) return name + ": " + problem;
     }
     return {};
@@ -113,28 +151,41 @@ std::string findDirectory(std::uint64_t fileSize, const ReadAt& readAt, Director
     const std::size_t tail = static_cast<std::size_t>(std::min<std::uint64_t>(fileSize, kEndBytes + kMaxComment));
     std::vector<unsigned char> bytes(tail);
     if (!readAt(fileSize - tail, tail, bytes.data())) return "unreadable";
+    // The end record LibTorch's reader (miniz) takes: the last signature with a whole record after it. Its
+    // comment must reach the end of the file exactly, or the archive is not what it seems.
     std::size_t at = tail - kEndBytes + 1;
     while (at-- > 0) {
-        if (little(&bytes[at], 4) == kEndOfDirectory && at + kEndBytes + little(&bytes[at + 20], 2) == tail) break;
+        if (little(&bytes[at], 4) == kEndOfDirectory) break;
         if (at == 0) return "no end of central directory";
     }
+    if (at + kEndBytes + little(&bytes[at + 20], 2) != tail) return "bytes after the end of central directory";
     const std::uint64_t endOffset = fileSize - tail + at;
     directory->entries = little(&bytes[at + 10], 2);
     directory->size = little(&bytes[at + 12], 4);
     directory->offset = little(&bytes[at + 16], 4);
-    if (directory->entries == 0xffff || directory->size == kSaturated || directory->offset == kSaturated) {
-        unsigned char locator[20];
-        if (endOffset < 20 || !readAt(endOffset - 20, 20, locator) || little(locator, 4) != kZip64Locator) {
-            return "ZIP64 sizes without a ZIP64 locator";
-        }
+    // A ZIP64 locator right before it is used whether or not a 32-bit field is saturated (as miniz does): its
+    // record must sit right before the locator and agree with every 32-bit field that is not saturated.
+    unsigned char locator[20];
+    const bool zip64 = endOffset >= 20 && readAt(endOffset - 20, 20, locator) && little(locator, 4) == kZip64Locator;
+    if (!zip64 && (directory->entries == 0xffff || directory->size == kSaturated || directory->offset == kSaturated)) {
+        return "ZIP64 sizes without a ZIP64 locator";
+    }
+    if (zip64) {
         const std::uint64_t zip64End = little(locator + 8, 8);
         unsigned char record[56];
-        if (zip64End > fileSize - std::min<std::uint64_t>(fileSize, 56) || !readAt(zip64End, 56, record) || little(record, 4) != kZip64End) {
-            return "the ZIP64 end of central directory lies outside the file";
+        if (endOffset < 76 || zip64End != endOffset - 76 || !readAt(zip64End, 56, record) || little(record, 4) != kZip64End) {
+            return "the ZIP64 end of central directory is not right before its locator";
         }
-        directory->entries = little(record + 32, 8);
-        directory->size = little(record + 40, 8);
-        directory->offset = little(record + 48, 8);
+        const std::uint64_t entries = little(record + 32, 8);
+        const std::uint64_t size = little(record + 40, 8);
+        const std::uint64_t offset = little(record + 48, 8);
+        if ((directory->entries != 0xffff && directory->entries != entries) || (directory->size != kSaturated && directory->size != size) ||
+            (directory->offset != kSaturated && directory->offset != offset)) {
+            return "the ZIP64 and 32-bit ends of central directory disagree";
+        }
+        directory->entries = entries;
+        directory->size = size;
+        directory->offset = offset;
     }
     if (directory->offset > fileSize || directory->size > fileSize - directory->offset) return "the central directory lies outside the file";
     if (directory->entries > directory->size / kEntryBytes) return "more records than its central directory can hold";
@@ -150,6 +201,7 @@ std::string zipDirectoryProblem(std::uint64_t fileSize, const ReadAt& readAt)
     std::vector<unsigned char> bytes(static_cast<std::size_t>(directory.size));
     if (!bytes.empty() && !readAt(directory.offset, bytes.size(), bytes.data())) return "the central directory is unreadable";
     std::size_t at = 0;
+    std::vector<Extent> extents;
     for (std::uint64_t index = 0; index < directory.entries; ++index) {
         if (at + kEntryBytes > bytes.size() || little(&bytes[at], 4) != kDirectoryEntry) return "a damaged central directory";
         const unsigned char* header = &bytes[at];
@@ -167,8 +219,19 @@ std::string zipDirectoryProblem(std::uint64_t fileSize, const ReadAt& readAt)
                             entry.compressed == kSaturated, entry.localOffset == kSaturated)) {
             return (entry.name.empty() ? std::string("?") : entry.name) + ": a damaged ZIP64 extra field";
         }
-        if (const std::string problem = checkRecord(entry, fileSize, readAt); !problem.empty()) return problem;
+        Extent extent{};
+        if (const std::string problem = checkRecord(entry, fileSize, readAt, &extent); !problem.empty()) return problem;
+        extents.push_back(std::move(extent));
         at += kEntryBytes + nameLength + extraLength + commentLength;
+    }
+    // Records share no bytes and no names: otherwise a file's size would bound each record, not their sum.
+    std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
+    for (std::size_t i = 1; i < extents.size(); ++i) {
+        if (extents[i].start < extents[i - 1].end) return extents[i].name + ": overlaps " + extents[i - 1].name;
+    }
+    std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.name < b.name; });
+    for (std::size_t i = 1; i < extents.size(); ++i) {
+        if (extents[i].name == extents[i - 1].name) return extents[i].name + ": named twice";
     }
     return {};
 }

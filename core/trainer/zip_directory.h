@@ -4,11 +4,12 @@
 // states before reading it, and LibTorch's unpickler allocates each string or byte array at the length its
 // opcode states before checking that the data holds that many bytes. A small file can therefore ask for
 // gigabytes. Every checkpoint, tensor file and TorchScript model is checked here first (zip_records.h):
-//   - every record lies inside the file; a stored one (tensors, pickles: PyTorch never compresses those) states
-//     the same size twice, so it cannot ask for more memory than the file's own size; a deflated one
-//     (TorchScript's code/*.py) inflates to at most deflate's best ratio of its size, and at most 64 MiB; a
-//     compressed pickle is refused; ZIP64 sizes and offsets are read too;
-//   - every pickle record (*.pkl) is walked opcode by opcode: a length or a memo index that points past the
+//   - the end record is the one LibTorch's reader takes (the last), with nothing after it; a ZIP64 record must
+//     sit right before its locator and agree with the 32-bit fields; records share no bytes and no names;
+//   - every record lies inside the file; a stored one states the same size twice, so it cannot ask for more
+//     memory than the file's own size; a deflated one (torch.jit.save deflates code/*.py and *.debug_pkl)
+//     inflates to at most deflate's best ratio of its size and 64 MiB; other compression methods are refused;
+//   - every pickle record (*.pkl, *.debug_pkl; inflated first when deflated, at most 256 MiB) is walked opcode by opcode: a length or a memo index that points past the
 //     record's end is refused (the walk stops, content unchecked, at an opcode it does not know: LibTorch
 //     refuses those itself, before it reads further).
 // This bounds what a file can make LibTorch allocate; it does not make the file's content safe to run: a

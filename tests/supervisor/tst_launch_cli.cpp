@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -289,6 +290,35 @@ private Q_SLOTS:
         accepted.start(QStringList{scriptJob} + out, config);
         QVERIFY(accepted.finish(60000));
         QVERIFY2(accepted.process.exitCode() == 0, qPrintable(accepted.output));
+    }
+
+    // The default interpreter, named by a job file through a link in a folder any user may write: the link passes the
+    // identity check now but could be re-pointed before the run, so it is refused.
+    void jobFileInterpreterInAFolderOthersCanChangeIsRefused()
+    {
+        QTemporaryDir root;
+        const QString python = QStandardPaths::findExecutable(QStringLiteral("python3"));
+        QVERIFY(!python.isEmpty());
+        const QString open = root.filePath(QStringLiteral("open"));
+        QVERIFY(QDir().mkpath(open));
+        QVERIFY(QFile::setPermissions(open, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther |
+                                                QFileDevice::WriteOther | QFileDevice::ExeOther));
+        QVERIFY(QFile::link(QFileInfo(python).canonicalFilePath(), open + QStringLiteral("/python3")));
+        const QString script = writeFile(root.filePath(QStringLiteral("train.py")), "print('hello')\n");
+        QFile job(root.filePath(QStringLiteral("job.json")));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                            {QStringLiteral("launch"), QJsonObject{{QStringLiteral("script"), script},
+                                                                                   {QStringLiteral("python"), QString(open + QStringLiteral("/python3"))}}}})
+                      .toJson());
+        job.close();
+        LaunchProcess process;
+        process.start({job.fileName(), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs"))},
+                      {QStringLiteral("XDG_CONFIG_HOME=") + root.filePath(QStringLiteral("config"))});
+        QVERIFY(process.finish(60000));
+        QCOMPARE(process.process.exitCode(), 2);
+        QVERIFY2(process.output.contains(QStringLiteral("lies where another user could change what it names")), qPrintable(process.output));
+        QVERIFY(!QFileInfo::exists(root.filePath(QStringLiteral("runs"))));
     }
 
     // Issue 22's second way in: a newline in a job file's run directory went raw into the Slurm batch script's

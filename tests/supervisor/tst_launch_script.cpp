@@ -373,6 +373,27 @@ sys.exit(int(os.environ["TORCHELASTIC_RESTART_COUNT"]) < 2)  # fails twice, then
         QVERIFY(relaunches[1].msecsTo(launches[2]) >= 2000);
     }
 
+    // The run directory deleted while a restart waits out its back-off: the run fails at once, nothing relaunches
+    // into the folder that is gone.
+    void runDirectoryDeletedDuringABackOffEndsTheRun()
+    {
+        QTemporaryDir root;
+        const QString script = writeFile(root.filePath(QStringLiteral("fail.py")), "import sys\nsys.exit(1)\n");
+        LaunchProcess launch;
+        launch.start({QStringLiteral("--script"), script, QStringLiteral("--python"), QString::fromLatin1(kPython), QStringLiteral("--nproc"),
+                      QStringLiteral("1"), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs")), QStringLiteral("--max-restarts"),
+                      QStringLiteral("5")});
+        QVERIFY2(launch.waitForOutput(QStringLiteral("(relaunching in 2 s)"), kRunTimeoutMs), qPrintable(launch.output));
+        QElapsedTimer since;
+        since.start();
+        QVERIFY(QDir(launch.runDir()).removeRecursively());
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QCOMPARE(launch.process.exitCode(), 1);
+        QVERIFY2(launch.output.contains(QStringLiteral("was deleted while the run was active")), qPrintable(launch.output));
+        QVERIFY2(!launch.output.contains(QStringLiteral("restart 3 of 5")), qPrintable(launch.output));
+        QVERIFY(!QFileInfo::exists(launch.runDir()));
+    }
+
     void hangDetectionCountsOutputWhenAsked()
     {
         // --heartbeat-timeout 10 (startup, `import torch`, counts too): rank 1 prints nothing for longer

@@ -98,7 +98,9 @@ def test_a_pickle_string_claiming_gigabytes_is_refused(tmp_path):
     assert "data.pkl" in err and "a string or bytes of 2147483647 bytes" in err, err
 
 
-def test_a_compressed_record_is_refused(tmp_path):
+def test_compressed_records_are_checked_too(tmp_path):
+    """Deflated records load (torch.jit.save deflates code/*.py and *.debug_pkl); a deflated pickle is inflated to
+    be walked, a lie in it refused; another compression method is refused."""
     path = tensor_file(tmp_path)
     with zipfile.ZipFile(path) as archive:
         records = [(info.filename, archive.read(info)) for info in archive.infolist()]
@@ -106,8 +108,19 @@ def test_a_compressed_record_is_refused(tmp_path):
         for name, data in records:
             archive.writestr(name, data)
     code, err = probe(path)
+    assert code == 0, err
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in records:
+            archive.writestr(name, lengthen_first_string(data) if name.endswith("data.pkl") else data)
+    code, err = probe(path)
     assert code == 2, err
-    assert "data.pkl: compressed (method 8)" in err or "compressed (method 8), which PyTorch never does for a pickle" in err, err
+    assert "data.pkl" in err and "a string or bytes of 2147483647 bytes" in err, err
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_BZIP2) as archive:
+        for name, data in records:
+            archive.writestr(name, data)
+    code, err = probe(path)
+    assert code == 2, err
+    assert "compressed with method 12" in err, err
 
 
 def test_a_torchscript_model_is_checked_before_it_loads(tmp_path):
@@ -143,3 +156,48 @@ def test_pickle_walk(tmp_path, pickle_bytes, needle):
     code, err = probe(path)
     assert code == 2, err
     assert needle in err, err
+
+
+def central_directory(raw):
+    """(offset of the end record, offset and size of the central directory, entry count) of a plain zip."""
+    end = raw.rfind(b"PK\x05\x06")
+    entries, size, offset = struct.unpack("<HII", raw[end + 10:end + 20])
+    return end, offset, size, entries
+
+
+def test_records_sharing_bytes_are_refused(tmp_path):
+    """Two directory entries pointing at one record would let a file's size bound each record, not their sum."""
+    path = tensor_file(tmp_path)
+    raw = bytearray(path.read_bytes())
+    end, offset, size, entries = central_directory(raw)
+    at = offset
+    while at < offset + size:
+        name_length, extra_length, comment_length = struct.unpack("<HHH", raw[at + 28:at + 34])
+        name = bytes(raw[at + 46:at + 46 + name_length])
+        length = 46 + name_length + extra_length + comment_length
+        if name.endswith(b"data/0"):
+            twin = bytearray(raw[at:at + length])
+            twin[46 + name_length - 1:46 + name_length] = b"9"  # data/9, the same bytes
+            break
+        at += length
+    raw[offset + size:offset + size] = twin
+    end += len(twin)
+    raw[end + 8:end + 16] = struct.pack("<HHI", entries + 1, entries + 1, size + len(twin))
+    if raw[end - 20:end - 16] == b"PK\x06\x07":  # PyTorch's writer adds ZIP64 records: keep them consistent
+        zip64 = end - 76
+        raw[zip64 + 24:zip64 + 48] = struct.pack("<QQQ", entries + 1, entries + 1, size + len(twin))
+        raw[end - 12:end - 4] = struct.pack("<Q", zip64)
+    path.write_bytes(bytes(raw))
+    code, err = probe(path)
+    assert code == 2, err
+    assert "overlaps" in err, err
+
+
+def test_bytes_after_the_end_record_are_refused(tmp_path):
+    """LibTorch's reader takes the last end record it finds; one whose comment does not reach the end of the file
+    means the directory checked and the one LibTorch reads could differ."""
+    path = tensor_file(tmp_path)
+    path.write_bytes(path.read_bytes() + b"PK\x05\x06" + bytes(18))  # a second, empty end record
+    code, err = probe(path)
+    assert code == 2, err
+    assert "end of central directory" in err or "records" in err, err

@@ -1,5 +1,7 @@
 #include "scripted_model.h"
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "../atomic_file.h"
@@ -63,13 +65,22 @@ void ScriptedModel::saveTorchScript(const std::string& path)
 std::shared_ptr<ScriptedModel> loadScriptedModel(const std::string& path, const torch::Device& device)
 {
     torch::jit::Module module;
-    // LibTorch allocates what the archive's directory and pickles say before it reads them (zip_directory.h).
-    if (const std::string damage = zipRecordDamage(path); !damage.empty()) {
+    // Read once: the bytes checked are the bytes loaded (the file may change in between). LibTorch allocates what
+    // the archive's directory and pickles say before it reads them (zip_directory.h).
+    std::string bytes;
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw UsageError("--model " + path + ": cannot be read");
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (in.bad()) throw UsageError("--model " + path + ": cannot be read");
+    }
+    if (const std::string damage = zipRecordDamage(bytes.data(), bytes.size()); !damage.empty()) {
         throw UsageError("--model " + path + ": not a usable TorchScript file (" + damage +
                          "); save one in Python with torch.jit.save(torch.jit.script(model), PATH)");
     }
     try {
-        module = torch::jit::load(path, device);
+        std::istringstream stream(std::move(bytes));
+        module = torch::jit::load(stream, device);
     } catch (const std::exception& e) {
         throw UsageError("--model " + path + ": not a TorchScript file (" + oneLineMessage(e) +
                          "); save one in Python with torch.jit.save(torch.jit.script(model), PATH)");
