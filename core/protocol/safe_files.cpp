@@ -1,5 +1,6 @@
 #include "safe_files.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -114,7 +115,9 @@ bool syncFolderOf(const std::string& path)
 
 bool writeFileAtomically(const std::string& path, const std::string& bytes, std::string* error)
 {
-    const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+    // PID and a counter: two threads of one process never share a temp file.
+    static std::atomic<unsigned> counter{0};
+    const std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
     ::unlink(temp.c_str()); // a leftover of an earlier process with this pid: ours to replace (never followed)
     const int fd = openInRunDirectory(temp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {

@@ -25,7 +25,7 @@ std::string symlinkProblem(const std::string& dir);
 // open(2) of a file inside a run directory: O_NOFOLLOW and O_CLOEXEC added. -1 with errno as open's.
 int openInRunDirectory(const std::string& path, int flags, int mode = 0644);
 
-// path := bytes, atomically (temp file PATH.tmp-PID opened O_EXCL|O_NOFOLLOW, fsync, rename, folder fsync).
+// path := bytes, atomically (temp file PATH.tmp-PID-N opened O_EXCL|O_NOFOLLOW, fsync, rename, folder fsync).
 // False with *error "write PATH: No space left on device" (the action and the system's reason); the temp
 // file is removed and an earlier PATH is untouched.
 bool writeFileAtomically(const std::string& path, const std::string& bytes, std::string* error);

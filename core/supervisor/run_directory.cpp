@@ -105,7 +105,8 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
         std::string detail;
         const auto taken = m_runLock.acquire(QFile::encodeName(m_path).toStdString(), &detail);
         if (taken != protocol::RunLock::Result::Taken) {
-            if (created) QDir(m_path).removeRecursively();
+            // Held elsewhere: another launch uses the folder now, even if this one made it. Never removed then.
+            if (created && taken != protocol::RunLock::Result::HeldElsewhere) QDir(m_path).removeRecursively();
             *error = taken == protocol::RunLock::Result::HeldElsewhere
                          ? QStringLiteral("%1 is being run right now by %2: stop that run first, or resume another")
                                .arg(m_path, QString::fromStdString(detail))

@@ -69,13 +69,13 @@ class TestRunFolderSafety : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
-    // Two launches of the same job in the same second: each gets its own folder, none fails or removes the other's
+    // Two launches of the same job in the same second (200 rounds): each gets its own folder, none fails or removes the other's
     // (the old exists()-then-mkpath let both take one name, and the one that lost the lock deleted the folder).
     void concurrentLaunchesNeverShareOrDeleteARun()
     {
         QTemporaryDir root;
         JobSpec job = cpuJob(root.path(), 1);
-        for (int round = 0; round < 20; ++round) {
+        for (int round = 0; round < 200; ++round) {
             RunDirectory first;
             RunDirectory second;
             QString firstError;
@@ -90,7 +90,7 @@ private Q_SLOTS:
         }
         // The same --out twice at once: one takes it, the other is refused and removes nothing.
         job.runDir = root.filePath(QStringLiteral("fixed"));
-        for (int round = 0; round < 20; ++round) {
+        for (int round = 0; round < 200; ++round) {
             QDir(job.runDir).removeRecursively();
             RunDirectory first;
             RunDirectory second;
