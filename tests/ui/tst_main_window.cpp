@@ -276,7 +276,7 @@ private Q_SLOTS:
     }
 
     // The CUDA build's trainer (built by scripts/build-trainer.sh into build-cuda; scripts/test.sh passes it as
-    // RINGMASTER_CUDA_TRAINER) named by a job file's trainer_path and run from the window on CPU ranks: the
+    // RINGMASTER_CUDA_TRAINER), chosen once, then named by a job file's trainer_path and run from the window on CPU ranks: the
     // Devices panel names the app's own trainer, the run completes with the CUDA build's LibTorch.
     void cudaTrainerFromAJobFileRunsOnCpuRanks()
     {
@@ -300,6 +300,8 @@ private Q_SLOTS:
         MainWindow window;
         window.setConfirmOnClose(false);
         window.show();
+        // A job file may name only a trainer the user runs or chose: chosen here as "Choose trainer…" does.
+        window.useTrainer(cuda);
         QString error;
         QVERIFY2(window.openJobFile(jobPath, &error), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
