@@ -13,7 +13,7 @@
 #                     in the build folder
 #   --with-tests      also build the trainer's tests, with PYTHON's torch as their reference (scripts/test.sh)
 # Needs cmake 3.22+, a C++17 compiler, ninja or make, and the development files of spdlog, nlohmann-json, zlib,
-# libarchive, libpng and libjpeg (Debian, Ubuntu: apt-get install cmake ninja-build g++ libspdlog-dev
+# libarchive, Nettle, libpng and libjpeg (Debian, Ubuntu: apt-get install cmake ninja-build g++ libspdlog-dev
 # nlohmann-json3-dev zlib1g-dev libarchive-dev nettle-dev libpng-dev libjpeg-dev); for a CUDA PyTorch, the CUDA toolkit of
 # its torch.version.cuda (nvcc, cuBLAS/cuSPARSE/cuSOLVER headers). The trainer built keeps a run path into
 # PYTHON's environment: remove or upgrade that torch and build again.
