@@ -62,6 +62,25 @@ QString fillDisk(const QString& disk, qint64 leaveBytes)
     return filler;
 }
 
+// Two RunDirectory::prepare() of one job at the same moment, on two threads (as two launches would race).
+struct RacedLaunches
+{
+    RunDirectory first;
+    RunDirectory second;
+    QString firstError;
+    QString secondError;
+    bool firstTook = false;
+    bool secondTook = false;
+
+    explicit RacedLaunches(const JobSpec& job)
+    {
+        auto a = QtConcurrent::run([&] { return first.prepare(job, 1234, trainerPath(), &firstError, true); });
+        auto b = QtConcurrent::run([&] { return second.prepare(job, 1234, trainerPath(), &secondError, true); });
+        firstTook = a.result();
+        secondTook = b.result();
+    }
+};
+
 } // namespace
 
 class TestRunFolderSafety : public QObject
@@ -76,33 +95,21 @@ private Q_SLOTS:
         QTemporaryDir root;
         JobSpec job = cpuJob(root.path(), 1);
         for (int round = 0; round < 200; ++round) {
-            RunDirectory first;
-            RunDirectory second;
-            QString firstError;
-            QString secondError;
-            auto a = QtConcurrent::run([&] { return first.prepare(job, 1234, trainerPath(), &firstError, true); });
-            auto b = QtConcurrent::run([&] { return second.prepare(job, 1234, trainerPath(), &secondError, true); });
-            QVERIFY2(a.result(), qPrintable(firstError));
-            QVERIFY2(b.result(), qPrintable(secondError));
-            QVERIFY(first.path() != second.path());
-            QVERIFY(QFileInfo::exists(first.jobFile()));
-            QVERIFY(QFileInfo::exists(second.jobFile()));
+            const RacedLaunches race(job);
+            QVERIFY2(race.firstTook, qPrintable(race.firstError));
+            QVERIFY2(race.secondTook, qPrintable(race.secondError));
+            QVERIFY(race.first.path() != race.second.path());
+            QVERIFY(QFileInfo::exists(race.first.jobFile()));
+            QVERIFY(QFileInfo::exists(race.second.jobFile()));
         }
         // The same --out twice at once: one takes it, the other is refused and removes nothing.
         job.runDir = root.filePath(QStringLiteral("fixed"));
         for (int round = 0; round < 200; ++round) {
             QDir(job.runDir).removeRecursively();
-            RunDirectory first;
-            RunDirectory second;
-            QString firstError;
-            QString secondError;
-            auto a = QtConcurrent::run([&] { return first.prepare(job, 1234, trainerPath(), &firstError, true); });
-            auto b = QtConcurrent::run([&] { return second.prepare(job, 1234, trainerPath(), &secondError, true); });
-            const bool firstTook = a.result();
-            const bool secondTook = b.result();
-            QVERIFY2(firstTook != secondTook, qPrintable(firstError + QLatin1Char('|') + secondError));
-            QVERIFY2((firstTook ? secondError : firstError).contains(QStringLiteral("is being run right now")),
-                     qPrintable(firstError + QLatin1Char('|') + secondError));
+            const RacedLaunches race(job);
+            const QString errors = race.firstError + QLatin1Char('|') + race.secondError;
+            QVERIFY2(race.firstTook != race.secondTook, qPrintable(errors));
+            QVERIFY2((race.firstTook ? race.secondError : race.firstError).contains(QStringLiteral("is being run right now")), qPrintable(errors));
             QVERIFY(QFileInfo::exists(job.runDir + QStringLiteral("/job.json")));
         }
     }
