@@ -82,4 +82,12 @@ std::shared_ptr<Model> makeModel(const std::string& name, const ModelShape& shap
     throw UsageError("--model: unknown model '" + name + "' (valid: linear|mlp|cnn)");
 }
 
+void preferChannelsLast(torch::nn::Module& module)
+{
+    torch::NoGradGuard noGrad;
+    for (auto& param : module.parameters()) {
+        if (param.dim() == 4) param.set_data(param.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+}
+
 } // namespace ringmaster::trainer

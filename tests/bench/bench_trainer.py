@@ -1,11 +1,19 @@
-"""Trainer benchmark: ringmaster-trainer vs plain PyTorch DDP, 1 vs 2 ranks. Prints figures; asserts nothing.
+"""Trainer benchmark: ringmaster-trainer against plain PyTorch DDP and against its own raw compute limit.
+Prints figures and the targets beside them; asserts nothing (a timed test on a machine that drifts would lie).
 
-  /usr/bin/python3 tests/bench/bench_trainer.py [--steps 300] [--rounds 3]
+  /usr/bin/python3 tests/bench/bench_trainer.py [--steps 300] [--warmup 20] [--rounds 5]
 
-Each round runs, interleaved: Ringmaster 2 ranks, reference 2 ranks, Ringmaster 1 rank, reference 1 rank;
-1 intra-op thread per rank, batch 64 per rank, the cnn on Fashion-MNIST, SGD. Throughput is measured
-from step --warmup to the last step (Ringmaster: from metrics.csv wall_time; reference: its own timer).
-Peak RSS per rank comes from wait4().
+Each round runs, interleaved, 1 intra-op thread per rank, batch 64 per rank, the cnn on Fashion-MNIST, SGD with
+momentum 0.9:
+  rm2, rm1       ringmaster-trainer on 2 ranks and on 1
+  std2, std1     tests/bench/reference_ddp.py, standardised inputs (what the trainer feeds)
+  unit2, unit1   the same script on inputs scaled to [0, 1] only, as the DDP tutorials write it
+  raw1           bench_raw_step: the trainer's model, forward, backward and step on one fixed batch, nothing else
+The references are DDP over gloo at 2 ranks and a plain loop at 1 (the faster of the two ways to run one
+process). Figures are medians over the rounds; each ratio compares runs of the same rounds. Throughput is
+counted from step --warmup to the last step (the trainer: metrics.csv's wall_time; the others: their own timer).
+Memory per rank: peak RSS from wait4(), steady RSS as the median of /proc samples over the second half of the
+run (training, not start-up).
 """
 import argparse
 import csv
@@ -15,16 +23,57 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TRAINER = os.environ.get("RINGMASTER_TRAINER", str(HERE.parents[1] / "build" / "app" / "ringmaster-trainer"))
+BUILD = HERE.parents[1] / "build"
+TRAINER = os.environ.get("RINGMASTER_TRAINER", str(BUILD / "app" / "ringmaster-trainer"))
+RAW_STEP = os.environ.get("RINGMASTER_BENCH_RAW_STEP", str(BUILD / "tests" / "bench_raw_step"))
+BATCH = 64
+
+NAMES = {
+    "rm2": "ringmaster-trainer, 2 ranks",
+    "std2": "PyTorch DDP, standardised, 2 ranks",
+    "unit2": "PyTorch DDP, [0, 1] inputs, 2 ranks",
+    "rm1": "ringmaster-trainer, 1 rank",
+    "std1": "PyTorch, standardised, 1 rank",
+    "unit1": "PyTorch, [0, 1] inputs, 1 rank",
+    "raw1": "raw compute limit, 1 rank",
+}
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class RssSampler(threading.Thread):
+    """Samples VmRSS (MiB) of each process every 50 ms until they exit."""
+
+    def __init__(self, pids):
+        super().__init__(daemon=True)
+        self.samples = {pid: [] for pid in pids}
+        self.done = threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.is_set():
+            for pid, series in self.samples.items():
+                try:
+                    with open(f"/proc/{pid}/status") as status:
+                        for line in status:
+                            if line.startswith("VmRSS:"):
+                                series.append(int(line.split()[1]) / 1024.0)
+                except OSError:
+                    pass
+            self.done.wait(0.05)
+
+    def steady(self):
+        """Per process: the median of the second half of its samples."""
+        return [statistics.median(s[len(s) // 2:]) if s else 0.0 for s in self.samples.values()]
 
 
 def launch(command, world):
@@ -34,7 +83,8 @@ def launch(command, world):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
                    LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    outputs, rss = [], []
+    sampler = RssSampler([proc.pid for proc in procs])
+    outputs, peak = [], []
     for proc in procs:
         out = proc.stdout.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -42,56 +92,111 @@ def launch(command, world):
         if proc.returncode != 0:
             sys.exit(f"benchmark run failed ({command[0]}):\n{out}")
         outputs.append(out)
-        rss.append(usage.ru_maxrss / 1024.0)  # MiB
-    return outputs, rss
+        peak.append(usage.ru_maxrss / 1024.0)  # MiB
+    sampler.done.set()
+    sampler.join()
+    return outputs, peak, sampler.steady()
 
 
-def ringmaster(world, steps, warmup):
+def printed_rate(outputs, prefix):
+    line = next(l for l in outputs[0].splitlines() if l.startswith(prefix))
+    return float(line.split("=")[1].split()[0])
+
+
+def ringmaster(world, args):
     with tempfile.TemporaryDirectory() as run:
-        _, rss = launch([TRAINER, "--model", "cnn", "--batch-size", "64", "--threads", "1", "--max-steps", str(steps),
-                         "--lr", "0.01", "--out", run, "--eval-every", "0",
-                         "--log-every", "1000000"], world)
+        _, peak, steady = launch([TRAINER, "--model", "cnn", "--batch-size", str(BATCH), "--threads", "1",
+                                  "--max-steps", str(args.steps), "--lr", "0.01", "--out", run, "--eval-every", "0",
+                                  "--log-every", "1000000"], world)
         rows = list(csv.DictReader(open(Path(run) / "metrics.csv")))
-    t0 = float(rows[warmup - 1]["wall_time"])
+    t0 = float(rows[args.warmup - 1]["wall_time"])
     t1 = float(rows[-1]["wall_time"])
-    return (steps - warmup) * 64 * world / (t1 - t0), rss
+    return (args.steps - args.warmup) * BATCH * world / (t1 - t0), peak, steady
 
 
-def reference(world, steps, warmup):
-    outputs, rss = launch([sys.executable, str(HERE / "reference_ddp.py"), "--steps", str(steps), "--warmup",
-                           str(warmup), "--threads", "1"], world)
-    line = next(l for l in outputs[0].splitlines() if l.startswith("reference samples_per_sec="))
-    return float(line.split("=")[1].split()[0]), rss
+def reference(inputs):
+    def run(world, args):
+        outputs, peak, steady = launch([sys.executable, str(HERE / "reference_ddp.py"), "--steps", str(args.steps),
+                                        "--warmup", str(args.warmup), "--threads", "1", "--inputs", inputs], world)
+        return printed_rate(outputs, "reference samples_per_sec="), peak, steady
+    return run
+
+
+def raw(world, args):
+    outputs, peak, steady = launch([RAW_STEP, "--steps", str(args.steps), "--warmup", str(args.warmup),
+                                    "--threads", "1", "--batch-size", str(BATCH)], world)
+    return printed_rate(outputs, "raw samples_per_sec="), peak, steady
+
+
+RUNS = (("rm2", ringmaster, 2), ("std2", reference("standardised"), 2), ("unit2", reference("unit"), 2),
+        ("rm1", ringmaster, 1), ("std1", reference("standardised"), 1), ("unit1", reference("unit"), 1),
+        ("raw1", raw, 1))
+
+
+def ratio_line(label, numerator, denominator, target):
+    value = statistics.median(numerator) / statistics.median(denominator)
+    per_round = " ".join(f"{a / b:.2f}" for a, b in zip(numerator, denominator))
+    if target is None:
+        print(f"{label:44s} {value:5.2f}x  (per round {per_round})")
+        return
+    verdict = "meets" if value >= target else "MISSES"
+    print(f"{label:44s} {value:5.2f}x  (target >= {target:.2f}x: {verdict}; per round {per_round})")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    results = {key: [] for key in ("rm2", "ref2", "rm1", "ref1")}
-    rss = {key: 0.0 for key in results}
+    for binary in (TRAINER, RAW_STEP):
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"bench_trainer: {binary} is not built: run scripts/build.sh first")
+    results = {key: [] for key, _, _ in RUNS}
+    peaks = {key: [] for key in results}
+    steadies = {key: [] for key in results}
+    started = time.monotonic()
     for round_index in range(args.rounds):
-        for key, func, world in (("rm2", ringmaster, 2), ("ref2", reference, 2), ("rm1", ringmaster, 1),
-                                 ("ref1", reference, 1)):
-            value, peak = func(world, args.steps, args.warmup)
+        for key, func, world in RUNS:
+            value, peak, steady = func(world, args)
             results[key].append(value)
-            rss[key] = max(rss[key], max(peak))
-            print(f"round {round_index + 1} {key:5s} {value:8.1f} samples/s  peak RSS/rank {max(peak):6.1f} MiB",
-                  flush=True)
+            peaks[key].append(max(peak))
+            steadies[key].append(max(steady))
+            print(f"round {round_index + 1} {key:5s} {value:8.1f} samples/s  RSS/rank peak {max(peak):6.1f} MiB"
+                  f" steady {max(steady):6.1f} MiB", flush=True)
     med = {key: statistics.median(values) for key, values in results.items()}
+    print(f"\n{args.rounds} rounds of {args.steps} steps in {time.monotonic() - started:.0f} s; "
+          f"CPU: {cpu_name()}\n")
+    print(f"{'run':38s} {'samples/s (median)':>18s} {'peak RSS/rank':>14s} {'steady RSS/rank':>16s}")
+    for key, name in NAMES.items():
+        print(f"{name:38s} {med[key]:18.1f} {max(peaks[key]):10.1f} MiB {statistics.median(steadies[key]):12.1f} MiB")
     print()
-    print(f"{'run':32s} {'samples/s (median)':>18s} {'peak RSS/rank':>14s}")
-    names = {"rm2": "ringmaster-trainer, 2 ranks", "ref2": "PyTorch DDP reference, 2 ranks",
-             "rm1": "ringmaster-trainer, 1 rank", "ref1": "PyTorch reference, 1 rank"}
-    for key, name in names.items():
-        print(f"{name:32s} {med[key]:18.1f} {rss[key]:11.1f} MiB")
-    print()
-    print(f"ratio ringmaster / reference, 2 ranks: {med['rm2'] / med['ref2']:.2f}x (target >= 1.25x)")
-    print(f"ratio ringmaster / reference, 1 rank:  {med['rm1'] / med['ref1']:.2f}x")
-    print(f"scaling 2 ranks / 1 rank, ringmaster:  {med['rm2'] / med['rm1']:.2f}x (target >= 1.6x)")
-    print(f"scaling 2 ranks / 1 rank, reference:   {med['ref2'] / med['ref1']:.2f}x")
+    fast1 = [max(a, b) for a, b in zip(results["std1"], results["unit1"])]
+    fast2 = [max(a, b) for a, b in zip(results["std2"], results["unit2"])]
+    ratio_line("1 rank: trainer / faster reference", results["rm1"], fast1, 1.25)
+    ratio_line("2 ranks: trainer / faster reference", results["rm2"], fast2, 1.5)
+    ratio_line("scaling, trainer 2 ranks / 1 rank", results["rm2"], results["rm1"], 1.8)
+    ratio_line("1 rank: trainer / raw compute limit", results["rm1"], results["raw1"], 0.9)
+    ratio_line("1 rank: reference [0, 1] / standardised", results["unit1"], results["std1"], None)
+    ratio_line("scaling, reference 2 ranks / 1 rank (faster)", fast2, fast1, None)
+    peak_ratio = max(peaks["rm1"] + peaks["rm2"]) / statistics.median(steadies["rm1"] + steadies["rm2"])
+    verdict = "meets" if peak_ratio <= 1.2 else "MISSES"
+    print(f"{'trainer memory: peak RSS / steady RSS':44s} {peak_ratio:5.2f}x  (target <= 1.20x: {verdict})")
+
+
+def cpu_name():
+    flags = ""
+    name = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and name == "unknown":
+                name = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = line
+    except OSError:
+        pass
+    vector = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "no AVX2"
+    return f"{name}, {vector}, {os.cpu_count()} cores"
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ DistributedSampler + DataLoader over an in-memory TensorDataset, SGD. Prints one
   reference samples_per_sec=X steps=N [val_accuracy=A] [peak_gpu_allocated_mb=M peak_gpu_reserved_mb=R]
 measured from step --warmup to the last step, on rank 0. --ddp wraps the model in DDP even for one rank (as
 a torchrun job of one process does; the GPU check compares against that), --eval adds the accuracy on the
-test split, and on cuda the peak memory of PyTorch's caching allocator follows.
+test split, and on cuda the peak memory of PyTorch's caching allocator follows. --inputs unit feeds pixels
+scaled to [0, 1] and nothing else, as the DDP tutorials write it (transforms.ToTensor()); the default
+standardises them with Fashion-MNIST's mean and std, as the trainer does.
 """
 import argparse
 import gzip
@@ -36,12 +38,15 @@ class Cnn(nn.Module):
         return self.fc2(torch.relu(self.fc1(x.flatten(1))))
 
 
-def load(root, prefix):
+def load(root, prefix, standardise=True):
     with gzip.open(f"{root}/{prefix}-images-idx3-ubyte.gz") as f:
         images = np.frombuffer(f.read(), np.uint8, offset=16).copy()
     with gzip.open(f"{root}/{prefix}-labels-idx1-ubyte.gz") as f:
         labels = np.frombuffer(f.read(), np.uint8, offset=8).astype(np.int64)
-    x = ((torch.from_numpy(images).float() / 255.0 - MEAN) / STD).view(-1, 1, 28, 28)
+    x = torch.from_numpy(images).float() / 255.0
+    if standardise:
+        x = (x - MEAN) / STD
+    x = x.view(-1, 1, 28, 28)
     return TensorDataset(x, torch.from_numpy(labels))
 
 
@@ -65,6 +70,8 @@ def main():
     parser.add_argument("--device", default="cpu", help="cpu or cuda (rank r on cuda:LOCAL_RANK)")
     parser.add_argument("--ddp", action="store_true", help="a process group and DDP even for one rank")
     parser.add_argument("--eval", action="store_true", help="print the accuracy on the test split at the end")
+    parser.add_argument("--inputs", choices=("standardised", "unit"), default="standardised",
+                        help="standardised pixels (as the trainer), or scaled to [0, 1] only (as the tutorials)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -80,7 +87,8 @@ def main():
         bound = {"device_id": device} if cuda else {}  # bound to its GPU, as the trainer's NCCL group is (2.x)
         dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world, **bound)
     torch.manual_seed(42)
-    dataset = load(args.data, "train")
+    standardise = args.inputs == "standardised"
+    dataset = load(args.data, "train", standardise)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=42)
     loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, num_workers=0, pin_memory=cuda)
     model = Cnn().to(device)
@@ -114,7 +122,7 @@ def main():
         samples = (args.steps - args.warmup) * args.batch_size * world
         line = f"reference samples_per_sec={samples / elapsed:.1f} steps={args.steps}"
         if args.eval:
-            line += f" val_accuracy={accuracy(model, load(args.data, 't10k'), device):.4f}"
+            line += f" val_accuracy={accuracy(model, load(args.data, 't10k', standardise), device):.4f}"
         if cuda:
             line += (f" peak_gpu_allocated_mb={torch.cuda.max_memory_allocated(device) / 2**20:.1f}"
                      f" peak_gpu_reserved_mb={torch.cuda.max_memory_reserved(device) / 2**20:.1f}")
