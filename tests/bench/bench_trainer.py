@@ -9,6 +9,8 @@ momentum 0.9:
   std2, std1     tests/bench/reference_ddp.py, standardised inputs (what the trainer feeds)
   unit2, unit1   the same script on inputs scaled to [0, 1] only, as the DDP tutorials write it
   raw1           bench_raw_step: the trainer's model, forward, backward and step on one fixed batch, nothing else
+  raw2           two of them at once, independent: what 2 cores give 2 processes that never talk (the
+                 scaling limit of this machine: shared caches and memory bandwidth, not the all-reduce)
 The references are DDP over gloo at 2 ranks and a plain loop at 1 (the faster of the two ways to run one
 process). Figures are medians over the rounds; each ratio compares runs of the same rounds. Throughput is
 counted from step --warmup to the last step (the trainer: metrics.csv's wall_time; the others: their own timer).
@@ -41,6 +43,7 @@ NAMES = {
     "std1": "PyTorch, standardised, 1 rank",
     "unit1": "PyTorch, [0, 1] inputs, 1 rank",
     "raw1": "raw compute limit, 1 rank",
+    "raw2": "raw compute limit, 2 processes",
 }
 
 
@@ -98,8 +101,8 @@ def launch(command, world):
     return outputs, peak, sampler.steady()
 
 
-def printed_rate(outputs, prefix):
-    line = next(l for l in outputs[0].splitlines() if l.startswith(prefix))
+def printed_rate(output, prefix):
+    line = next(l for l in output.splitlines() if l.startswith(prefix))
     return float(line.split("=")[1].split()[0])
 
 
@@ -118,19 +121,19 @@ def reference(inputs):
     def run(world, args):
         outputs, peak, steady = launch([sys.executable, str(HERE / "reference_ddp.py"), "--steps", str(args.steps),
                                         "--warmup", str(args.warmup), "--threads", "1", "--inputs", inputs], world)
-        return printed_rate(outputs, "reference samples_per_sec="), peak, steady
+        return printed_rate(outputs[0], "reference samples_per_sec="), peak, steady
     return run
 
 
 def raw(world, args):
     outputs, peak, steady = launch([RAW_STEP, "--steps", str(args.steps), "--warmup", str(args.warmup),
                                     "--threads", "1", "--batch-size", str(BATCH)], world)
-    return printed_rate(outputs, "raw samples_per_sec="), peak, steady
+    return sum(printed_rate(out, "raw samples_per_sec=") for out in outputs), peak, steady
 
 
 RUNS = (("rm2", ringmaster, 2), ("std2", reference("standardised"), 2), ("unit2", reference("unit"), 2),
         ("rm1", ringmaster, 1), ("std1", reference("standardised"), 1), ("unit1", reference("unit"), 1),
-        ("raw1", raw, 1))
+        ("raw1", raw, 1), ("raw2", raw, 2))
 
 
 def ratio_line(label, numerator, denominator, target):
@@ -177,6 +180,8 @@ def main():
     ratio_line("2 ranks: trainer / faster reference", results["rm2"], fast2, 1.5)
     ratio_line("scaling, trainer 2 ranks / 1 rank", results["rm2"], results["rm1"], 1.8)
     ratio_line("1 rank: trainer / raw compute limit", results["rm1"], results["raw1"], 0.9)
+    ratio_line("2 ranks: trainer / raw limit of 2 processes", results["rm2"], results["raw2"], None)
+    ratio_line("scaling limit, raw 2 processes / 1", results["raw2"], results["raw1"], None)
     ratio_line("1 rank: reference [0, 1] / standardised", results["unit1"], results["std1"], None)
     ratio_line("scaling, reference 2 ranks / 1 rank (faster)", fast2, fast1, None)
     peak_ratio = max(peaks["rm1"] + peaks["rm2"]) / statistics.median(steadies["rm1"] + steadies["rm2"])
