@@ -17,6 +17,7 @@
 
 #include "allocator_tuning.h"
 #include "compat.h"
+#include "loss.h"
 #include "models.h"
 
 namespace {
@@ -78,7 +79,7 @@ int main(int argc, char** argv)
     for (long step = 0; step < o.steps; ++step) {
         if (step == o.warmup) start = std::chrono::steady_clock::now();
         ringmaster::compat::zeroGrad(optimizer);
-        const auto loss = torch::nn::functional::cross_entropy(model->forward(inputs), targets);
+        const auto loss = rt::lossOf(rt::LossKind::CrossEntropy, model->forward(inputs), targets, false);
         loss.backward();
         optimizer.step();
         if (step + 1 == o.steps) lastLoss = loss.item<double>();
