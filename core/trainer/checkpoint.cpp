@@ -147,6 +147,9 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
     archive.write("meta.world_size", c10::IValue(p.worldSize));
     archive.write("meta.batch_size", c10::IValue(p.batchSize));
     archive.write("meta.wall_time", c10::IValue(p.wallTime));
+    archive.write("meta.precision", c10::IValue(header.precision));
+    archive.write("meta.loss_scale", c10::IValue(header.lossScaler.scale));
+    archive.write("meta.loss_scale_growth_tracker", c10::IValue(header.lossScaler.growthTracker));
     archive.write(kCpuRngKey, cpuRngState());
     if (const auto deviceState = deviceRngState(device); deviceState.defined()) archive.write(kCudaRngKey, deviceState);
 
@@ -228,6 +231,10 @@ CheckpointHeader readCheckpointHeader(const std::string& path)
         p.batchSize = readInt(archive, "meta.batch_size");
         archive.read("meta.wall_time", value);
         p.wallTime = value.toDouble();
+        // Written since --precision exists; an older checkpoint is an fp32 one without a loss scaler.
+        if (archive.try_read("meta.precision", value)) header.precision = value.toStringRef();
+        if (archive.try_read("meta.loss_scale", value)) header.lossScaler.scale = value.toDouble();
+        if (archive.try_read("meta.loss_scale_growth_tracker", value)) header.lossScaler.growthTracker = value.toInt();
     } catch (const UsageError&) {
         throw;
     } catch (const std::exception& e) {

@@ -3,13 +3,16 @@
 // (atomic_file.h: temp file, checked fsync and rename): a crash or a full disk mid-write never damages
 // the previous checkpoint and leaves no temp file. A run directory holds one timeline: resuming from an
 // older checkpoint moves the later ones aside (abandonCheckpointsAfter). They also hold the CPU random
-// generator and, written on a GPU, the rank's CUDA generator, so dropout draws the same masks after a resume.
+// generator and, written on a GPU, the rank's CUDA generator, so dropout draws the same masks after a resume,
+// and the --precision with fp16's loss-scaler state, so the scale goes on where it was.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "mixed_precision.h"
 
 namespace ringmaster::trainer {
 
@@ -29,6 +32,8 @@ struct CheckpointHeader
     std::string model;
     std::string optimizer;
     LoopPosition position;
+    std::string precision = "fp32"; // older checkpoints (before --precision) are fp32
+    LossScalerState lossScaler;     // fp16's loss scaler; scale 0 when the run had none
 };
 
 inline constexpr const char* kAbandonedPrefix = "abandoned-";

@@ -32,4 +32,10 @@ void zeroGrad(torch::optim::Optimizer& optimizer);
 // CPU-only groups need neither.
 void closeGroup(CollectiveBackend& group, bool clean);
 
+// Autocast's per-device switch and lower-precision type (1.13: one function pair per device kind; 2.x: one
+// pair taking the device type). Only the CPU and CUDA are asked for.
+bool autocastEnabled(c10::DeviceType type);
+c10::ScalarType autocastDtype(c10::DeviceType type);
+void setAutocast(c10::DeviceType type, bool enabled, c10::ScalarType dtype);
+
 } // namespace ringmaster::compat

@@ -11,6 +11,7 @@
 #include <map>
 
 #include <nlohmann/json.hpp>
+#include <torch/version.h>
 
 #include "data/training_data.h"
 #include "errors.h"
@@ -119,6 +120,11 @@ const std::map<std::string, Setter>& setters()
         {"log-every", intField(&TrainerConfig::logEvery)},
         {"data-placement", stringField(&TrainerConfig::dataPlacement)},
         {"deterministic", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.deterministic = toBool(f, v); }},
+        {"precision", stringField(&TrainerConfig::precision)},
+        {"loss-scale", doubleField(&TrainerConfig::lossScale)},
+        {"loss-scale-growth-interval", intField(&TrainerConfig::lossScaleGrowthInterval)},
+        {"tf32", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.tf32 = toBool(f, v); }},
+        {"cudnn-benchmark", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.cudnnBenchmark = toBool(f, v); }},
         {"force-collectives", [](TrainerConfig& c, const std::string& f, const std::string& v) { c.forceCollectives = toBool(f, v); }},
         {"rendezvous-timeout", doubleField(&TrainerConfig::rendezvousTimeoutSec)},
         {"collective-timeout", doubleField(&TrainerConfig::collectiveTimeoutSec)},
@@ -186,6 +192,14 @@ std::string trainerUsage()
            "                                  when it takes at most a quarter of its free memory); ignored on cpu\n"
            "       --deterministic true|false   deterministic kernels only (cuDNN without benchmarking, cuBLAS's\n"
            "                                  fixed workspace; an operation without one is an error); default false\n"
+           "       --precision fp32|bf16|fp16   autocast's type for the forward pass and the loss, as torch.autocast\n"
+           "                                  (weights, gradients and the optimizer stay fp32; default fp32); fp16\n"
+           "                                  scales the loss as torch.amp.GradScaler: a step with inf/NaN gradients\n"
+           "                                  is skipped and the scale halved, 2000 finite steps in a row double it\n"
+           "       --loss-scale X  --loss-scale-growth-interval N   fp16: first scale (65536), steps to growth (2000)\n"
+           "       --tf32 true|false   on cuda: TF32 matrix products and convolutions (default true)\n"
+           "       --cudnn-benchmark true|false   on cuda: cuDNN picks the fastest kernel per shape (default true;\n"
+           "                                  off with --deterministic true)\n"
            "       --force-collectives true   run the process group and all-reduces even with one rank\n"
            "                                  (checks a backend, e.g. NCCL, on a one-GPU machine)\n"
            "       --validate-only   check the flags, job file, dataset headers and that --batch-size fits a\n"
@@ -331,6 +345,16 @@ void validateConfig(const TrainerConfig& c)
     }
     requireOneOf("loss", c.loss, {"auto", "cross_entropy", "mse", "bce"});
     parseImageSize(c.imageSize);
+    requireOneOf("precision", c.precision, {"fp32", "bf16", "fp16"});
+#if TORCH_VERSION_MAJOR < 2
+    if (c.precision == "fp16" && c.device == "cpu") {
+        throw UsageError("--precision fp16 on the CPU needs a trainer built against PyTorch 2.x (its CPU autocast has "
+                         "fp16; LibTorch " TORCH_VERSION " has not): use --precision bf16 on the CPU, or build one with "
+                         "scripts/build-trainer.sh");
+    }
+#endif
+    if (!(c.lossScale > 0.0)) throw UsageError("--loss-scale: must be > 0 (the fp16 loss scaler's first scale, e.g. 65536)");
+    if (c.lossScaleGrowthInterval < 1) throw UsageError("--loss-scale-growth-interval: must be >= 1");
     if (c.backend == "nccl" && c.device != "cuda") {
         throw UsageError("--backend nccl needs --device cuda (NCCL only runs on GPUs); use --backend gloo on cpu");
     }

@@ -51,6 +51,11 @@ struct TrainerConfig
     bool probe = false;                     // --validate-only that prints one JSON line describing data and model
     std::string dataPlacement = "auto";     // auto | device | host: where the compact data lives on a GPU run
     bool deterministic = false;             // deterministic kernels only (cuDNN, cuBLAS, ATen); see device_setup.h
+    std::string precision = "fp32";         // fp32 | bf16 | fp16: autocast's type for forward and loss (mixed_precision.h)
+    double lossScale = 65536.0;             // fp16: the loss scaler's first scale (GradScaler's init_scale)
+    std::int64_t lossScaleGrowthInterval = 2000; // fp16: finite steps in a row before the scale doubles
+    bool tf32 = true;                       // cuda: TF32 matrix products and convolutions (PyTorch's default: off)
+    bool cudnnBenchmark = true;             // cuda: cuDNN times its kernels once per shape (off with --deterministic)
     bool forceCollectives = false;          // process group and all-reduces even with one rank (backend checks)
 };
 

@@ -53,6 +53,14 @@ void useDeterministicAlgorithms()
     context.setBenchmarkCuDNN(false);
 }
 
+void setCudaMathSwitches(bool tf32, bool cudnnBenchmark)
+{
+    auto& context = at::globalContext();
+    context.setAllowTF32CuBLAS(tf32);
+    context.setAllowTF32CuDNN(tf32);
+    context.setBenchmarkCuDNN(cudnnBenchmark);
+}
+
 std::int64_t freeDeviceMemory(const torch::Device& device)
 {
 #ifdef RINGMASTER_HAVE_CUDA

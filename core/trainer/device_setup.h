@@ -27,6 +27,11 @@ torch::Device selectDevice(const std::string& device, const DistEnv& env, std::s
 void setCudaEnvironment(bool deterministic);
 // Deterministic kernels only, cuDNN deterministic and not benchmarking (after setCudaEnvironment).
 void useDeterministicAlgorithms();
+// --tf32 and --cudnn-benchmark for a GPU rank: TF32 in cuBLAS's matrix products and cuDNN's convolutions (what
+// torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32 switch), and cuDNN timing its kernels
+// once per input shape (torch.backends.cudnn.benchmark). The CPU has neither; useDeterministicAlgorithms, called
+// after, turns benchmarking off again.
+void setCudaMathSwitches(bool tf32, bool cudnnBenchmark);
 
 // Free memory of a CUDA device in bytes (0 for the CPU).
 std::int64_t freeDeviceMemory(const torch::Device& device);

@@ -65,7 +65,9 @@ torch::Tensor lossOf(LossKind kind, const torch::Tensor& output, const torch::Te
 {
     const auto reduction = sum ? at::Reduction::Sum : at::Reduction::Mean;
     switch (kind) {
-    case LossKind::CrossEntropy: return torch::nll_loss(torch::log_softmax(output, 1), target, {}, reduction);
+    // cross_entropy_loss, not nll_loss(log_softmax): the same arithmetic, and autocast computes it in fp32 as
+    // F.cross_entropy, where a bf16 log_softmax would stay bf16.
+    case LossKind::CrossEntropy: return torch::cross_entropy_loss(output, target, {}, reduction);
     case LossKind::Mse: {
         // Per sample, the mean over its outputs; summed over samples when asked.
         const auto perSample = torch::mse_loss(asColumns(output), target, at::Reduction::None).mean(1);

@@ -183,6 +183,11 @@ void Trainer::setUp()
     const int threads = m_config.threads > 0 ? m_config.threads : std::max(1, cores / std::max(1, m_env.localWorldSize));
     at::set_num_threads(threads);
 
+    if (m_config.device == "cuda") {
+        const bool benchmark = m_config.cudnnBenchmark && !m_config.deterministic;
+        setCudaMathSwitches(m_config.tf32, benchmark);
+        log::info("cuda math: TF32 {}, cuDNN benchmark {}", m_config.tf32 ? "on" : "off", benchmark ? "on" : "off");
+    }
     if (m_config.deterministic) {
         useDeterministicAlgorithms();
         log::info("deterministic kernels only (cuDNN without benchmarking, cuBLAS's fixed workspace)");
@@ -213,6 +218,10 @@ void Trainer::setUp()
     m_hasBuffers = !m_model->buffers().empty();
     m_model->to(m_device);
     m_optimizer = makeOptimizer(m_config, m_model->parameters());
+    m_precision = parsePrecision(m_config.precision);
+    m_scaler = std::make_unique<LossScaler>(
+        m_precision == Precision::Fp16,
+        LossScalerOptions{m_config.lossScale, 2.0, 0.5, m_config.lossScaleGrowthInterval});
     if (!m_config.resume.empty()) restoreFromCheckpoint();
 
     setPhase(Phase::Rendezvous);
@@ -321,6 +330,11 @@ void Trainer::restoreFromCheckpoint()
     const auto header = readCheckpointHeader(m_resumePath);
     requireCheckpointFits(header, m_config, m_resumePath);
     loadCheckpointState(m_resumePath, *m_model, *m_optimizer, m_device);
+    if (header.precision != m_config.precision) {
+        log::warn("resuming a checkpoint trained with --precision {} with --precision {}", header.precision,
+                  m_config.precision);
+    }
+    m_scaler->restore(header.lossScaler);
     const auto& p = header.position;
     m_step = p.step;
     m_startEpoch = p.epoch;
@@ -390,15 +404,19 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     compat::zeroGrad(*m_optimizer);
     m_gradients->prepare();
     syncBuffers();
-    const auto loss = lossOf(m_loss, m_model->forward(inputs), targets, false);
+    torch::Tensor loss;
+    {
+        const AutocastScope autocast(m_device, m_precision); // as `with torch.autocast(...)`: forward and loss
+        loss = lossOf(m_loss, m_model->forward(inputs), targets, false);
+    }
     // The loss and the stop request travel in one small all-reduce, launched before backward so it
     // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
     auto shared = torch::stack({loss.detach().to(torch::kFloat32),
                                 torch::tensor(stopRequested() ? 1.0f : 0.0f, loss.options().dtype(torch::kFloat32))});
     auto sharedWork = m_communicator->allreduceSumAsync(shared);
-    loss.backward();
+    m_scaler->scaled(loss).backward();
     m_gradients->finish();
-    m_optimizer->step();
+    stepOptimizer();
     waitWork(sharedWork, "loss all-reduce");
     ++m_step;
     setPhase(Phase::Train); // heartbeats carry the new step count from here on
@@ -434,6 +452,22 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     return stop;
 }
 
+void Trainer::stepOptimizer()
+{
+    const bool finite = m_scaler->unscaleAndCheck(m_model->parameters());
+    if (finite) m_optimizer->step();
+    const double before = m_scaler->scale();
+    m_scaler->update(finite);
+    if (!finite) {
+        ++m_skippedSteps;
+        log::info("fp16: inf/NaN gradients at step {}: step skipped, loss scale {:g} -> {:g}", m_step + 1, before,
+                  m_scaler->scale());
+    } else if (m_scaler->scale() != before) {
+        log::info("fp16: {} finite steps in a row at step {}: loss scale {:g} -> {:g}", m_config.lossScaleGrowthInterval,
+                  m_step + 1, before, m_scaler->scale());
+    }
+}
+
 void Trainer::evaluate(std::int64_t epoch)
 {
     if (m_data.val.size() == 0) return; // no validation set: nothing to evaluate
@@ -447,6 +481,7 @@ void Trainer::evaluate(std::int64_t epoch)
         const auto indices = shard.narrow(0, begin, std::min(m_config.evalBatchSize, shard.size(0) - begin));
         const auto inputs = batchInputs(m_data.val, indices);
         const auto targets = m_data.batchTargetsAt(m_data.val, indices);
+        const AutocastScope autocast(m_device, m_precision);
         const auto output = m_model->forward(inputs);
         totals[0] += lossOf(m_loss, output, targets, true).to(torch::kFloat64);
         if (hasAccuracy(m_loss)) totals[1] += correctCount(m_loss, output, targets).to(torch::kFloat64);
@@ -488,6 +523,8 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
     header.optimizer = m_config.optimizer;
     header.position = LoopPosition{m_step, epoch, batchInEpoch, m_config.seed, m_env.worldSize, m_config.batchSize,
                                    elapsedSeconds()};
+    header.precision = m_config.precision;
+    if (m_scaler->enabled()) header.lossScaler = m_scaler->state();
     const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer, m_device,
                                                           m_config.keepCheckpoints);
     log::info("checkpoint step={} path={}", m_step, path);
@@ -550,6 +587,7 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         // What this binary was compiled with; null in a build whose LibTorch has no CUDA.
         {"cuda_version", textOrNull(compiledCudaVersion())},
         {"nccl_version", textOrNull(compiledNcclVersion())},
+        {"precision", m_config.precision},
         {"batch_size_per_rank", m_config.batchSize},
         {"steps", m_step},
         {"epochs", m_stepsPerEpoch > 0 ? static_cast<double>(m_step) / static_cast<double>(m_stepsPerEpoch) : 0.0},
@@ -560,6 +598,10 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"seconds", elapsedSeconds()},
         {"resumed_from", m_resumePath},
     };
+    if (m_scaler->enabled()) {
+        summary["loss_scale"] = m_scaler->scale();
+        summary["skipped_steps"] = m_skippedSteps;
+    }
     if (m_device.is_cuda()) {
         const auto peak = peakDeviceMemory(m_device);
         summary["peak_gpu_allocated_mb"] = static_cast<double>(peak.allocatedBytes) / kBytesPerMb;
