@@ -99,6 +99,9 @@ JobForm::JobForm(QWidget* parent)
     m_weightDecay = doubleSpin(this, 0, 1, 0, 5, tr("Weight decay (L2 for SGD/Adam, decoupled for AdamW)"));
     m_schedule = combo(this, {QStringLiteral("constant"), QStringLiteral("step"), QStringLiteral("cosine")},
                        tr("Learning-rate schedule after warm-up: constant, step (x0.1 every epoch), cosine (to 0 at the end)"));
+    m_precision = combo(this, {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
+                        tr("Type of the forward pass and the loss (torch.autocast): fp32, bf16, or fp16 with loss "
+                           "scaling (torch.amp.GradScaler). Weights, gradients and the optimizer stay fp32"));
     m_warmup = spin(this, 0, 10000000, 0, tr("Linear warm-up steps from 0 to the learning rate"));
     m_seed = spin(this, 0, 2147483647, 42, tr("Seed for initialisation and the per-epoch shuffle (DistributedSampler semantics)"));
     m_evalEvery = spin(this, 0, 100000, 1, tr("Evaluate on the test split every N epochs (0: only at the end)"));
@@ -141,6 +144,7 @@ JobForm::JobForm(QWidget* parent)
     scheduleForm->addRow(tr("Weight decay"), m_weightDecay);
     scheduleForm->addRow(tr("LR schedule"), m_schedule);
     scheduleForm->addRow(tr("Warm-up steps"), m_warmup);
+    scheduleForm->addRow(tr("Precision"), m_precision);
     scheduleForm->addRow(tr("Seed"), m_seed);
     auto* outputs = new QGroupBox(tr("Evaluation, checkpoints, output"), this);
     auto* outputForm = wrappingForm(outputs);
@@ -177,7 +181,7 @@ JobForm::JobForm(QWidget* parent)
         connect(box, &QSpinBox::valueChanged, this, &JobForm::revalidate);
     }
     for (auto* box : {m_momentum, m_weightDecay, m_heartbeat}) connect(box, &QDoubleSpinBox::valueChanged, this, &JobForm::revalidate);
-    for (auto* box : {m_data, m_loss, m_optimizer, m_schedule}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
+    for (auto* box : {m_data, m_loss, m_optimizer, m_schedule, m_precision}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
     for (auto* edit : {m_lr, m_labelColumn, m_imageSize}) connect(edit, &QLineEdit::textChanged, this, &JobForm::revalidate);
     connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
     connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
@@ -214,7 +218,8 @@ JobForm::JobForm(QWidget* parent)
                 {QStringLiteral("batch_size"), m_batch}, {QStringLiteral("lr"), m_lr},
                 {QStringLiteral("optimizer"), m_optimizer}, {QStringLiteral("momentum"), m_momentum},
                 {QStringLiteral("weight_decay"), m_weightDecay}, {QStringLiteral("lr_schedule"), m_schedule},
-                {QStringLiteral("warmup_steps"), m_warmup}, {QStringLiteral("seed"), m_seed},
+                {QStringLiteral("warmup_steps"), m_warmup}, {QStringLiteral("precision"), m_precision},
+                {QStringLiteral("seed"), m_seed},
                 {QStringLiteral("eval_every"), m_evalEvery}, {QStringLiteral("checkpoint_every"), m_checkpointEvery},
                 {QStringLiteral("keep_checkpoints"), m_keepCheckpoints},
                 {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}};
@@ -529,6 +534,7 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
     m_weightDecay->setValue(realOption(t, "weight_decay", 0));
     m_schedule->setCurrentText(textOption(t, "lr_schedule", QStringLiteral("constant")));
     m_warmup->setValue(static_cast<int>(integerOption(t, "warmup_steps", 0)));
+    m_precision->setCurrentText(textOption(t, "precision", QStringLiteral("fp32")));
     m_seed->setValue(static_cast<int>(integerOption(t, "seed", 42)));
     m_evalEvery->setValue(static_cast<int>(integerOption(t, "eval_every", 1)));
     m_checkpointEvery->setValue(static_cast<int>(integerOption(t, "checkpoint_every", 0)));

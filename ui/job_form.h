@@ -85,6 +85,7 @@ public:
     ScriptFields* scriptFields() const { return m_script; }
     QDoubleSpinBox* heartbeatBox() const { return m_heartbeat; }
     QSpinBox* batchSizeBox() const { return m_batch; }
+    QComboBox* precisionBox() const { return m_precision; }
     QLineEdit* outputEdit() const { return m_output; }
     ModelBox* modelBox() const { return m_model; }
     QComboBox* dataBox() const { return m_data; }
@@ -152,6 +153,7 @@ private:
     QDoubleSpinBox* m_momentum;
     QDoubleSpinBox* m_weightDecay;
     QComboBox* m_schedule;
+    QComboBox* m_precision;
     QSpinBox* m_warmup;
     QSpinBox* m_seed;
     QSpinBox* m_evalEvery;

@@ -290,6 +290,7 @@ private Q_SLOTS:
                          {QStringLiteral("momentum"), 0.95},
                          {QStringLiteral("weight_decay"), 0.000123456789},
                          {QStringLiteral("seed"), 1234567},
+                         {QStringLiteral("precision"), QStringLiteral("bf16")},
                          {QStringLiteral("eval_batch_size"), 2500},
                          {QStringLiteral("drop_last"), true},
                          {QStringLiteral("find_unused_parameters"), true},
@@ -305,11 +306,14 @@ private Q_SLOTS:
         QVERIFY2(sameJson(readJson(loadedPath), readJson(savedPath), QStringLiteral("job"), &difference), qPrintable(difference));
 
         // A field the user edits is written, the rest still comes through unchanged.
+        QCOMPARE(window.jobForm()->precisionBox()->currentText(), QStringLiteral("bf16"));
         window.jobForm()->batchSizeBox()->setValue(96);
+        window.jobForm()->precisionBox()->setCurrentText(QStringLiteral("fp16"));
         window.currentJob().save(savedPath);
         QJsonObject expected = loaded;
         QJsonObject trainer = expected.value(QStringLiteral("trainer")).toObject();
         trainer.insert(QStringLiteral("batch_size"), 96);
+        trainer.insert(QStringLiteral("precision"), QStringLiteral("fp16"));
         expected.insert(QStringLiteral("trainer"), trainer);
         QVERIFY2(sameJson(expected, readJson(savedPath), QStringLiteral("job"), &difference), qPrintable(difference));
     }
