@@ -180,15 +180,48 @@ void Communicator::broadcastBuffersFromRankZero(torch::nn::Module& module)
 
 void Communicator::broadcastInPlace(const std::vector<torch::Tensor>& tensors)
 {
-    if (!distributed()) return;
+    if (!distributed() || tensors.empty()) return;
     torch::NoGradGuard noGrad; // in-place writes into leaf parameters
+    // Coalesced, as PyTorch DDP's _broadcast_coalesced: the tensors of one element type are flattened into
+    // buffers of up to kBroadcastChunkBytes, each broadcast once and copied back, rather than one round trip per
+    // tensor (three per batch-norm layer, every step). Every rank holds the same tensors in the same order, so
+    // every rank forms the same chunks.
+    std::vector<c10::ScalarType> types;
     for (const auto& tensor : tensors) {
-        // Gloo wants dense, default-layout tensors (it rejects others): the trainer broadcasts before
-        // it moves convolution weights to channels-last.
-        std::vector<torch::Tensor> one{tensor};
-        c10d::BroadcastOptions broadcastOptions;
-        broadcastOptions.rootRank = 0;
-        waitWork(m_group->broadcast(one, broadcastOptions), "parameter broadcast");
+        if (std::find(types.begin(), types.end(), tensor.scalar_type()) == types.end()) types.push_back(tensor.scalar_type());
+    }
+    for (const auto type : types) {
+        std::vector<torch::Tensor> chunk;
+        std::size_t bytes = 0;
+        for (const auto& tensor : tensors) {
+            if (tensor.scalar_type() != type) continue;
+            chunk.push_back(tensor);
+            bytes += static_cast<std::size_t>(tensor.nbytes());
+            if (bytes >= kBroadcastChunkBytes) {
+                broadcastChunk(chunk);
+                chunk.clear();
+                bytes = 0;
+            }
+        }
+        if (!chunk.empty()) broadcastChunk(chunk);
+    }
+}
+
+void Communicator::broadcastChunk(const std::vector<torch::Tensor>& chunk)
+{
+    std::vector<torch::Tensor> flat;
+    for (const auto& tensor : chunk) flat.push_back(tensor.reshape({-1}));
+    // Gloo wants one dense, default-layout tensor, which cat makes whatever the members' layouts.
+    std::vector<torch::Tensor> one{torch::cat(flat)};
+    c10d::BroadcastOptions broadcastOptions;
+    broadcastOptions.rootRank = 0;
+    waitWork(m_group->broadcast(one, broadcastOptions), "parameter broadcast");
+    if (m_rank == 0) return; // it sent its own values
+    std::int64_t offset = 0;
+    for (const auto& tensor : chunk) {
+        auto target = tensor; // a handle on the same storage
+        target.copy_(one.front().narrow(0, offset, tensor.numel()).view(tensor.sizes()));
+        offset += tensor.numel();
     }
 }
 

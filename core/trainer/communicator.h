@@ -60,6 +60,8 @@ public:
 
 private:
     void broadcastInPlace(const std::vector<torch::Tensor>& tensors);
+    void broadcastChunk(const std::vector<torch::Tensor>& chunk); // one type, flattened into one broadcast
+    static constexpr std::size_t kBroadcastChunkBytes = 64u << 20; // flat copy held at once (start-up peak)
 
     int m_rank;
     int m_worldSize;

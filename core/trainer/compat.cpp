@@ -18,17 +18,13 @@ c10d::TCPStoreOptions makeStoreOptions(std::uint16_t port, bool isServer, int wo
 
 void zeroGrad(torch::optim::Optimizer& optimizer)
 {
-#if TORCH_VERSION_MAJOR >= 2
-    optimizer.zero_grad(/*set_to_none=*/true);
-#else
+    // By hand on both: 2.x's zero_grad(set_to_none) detaches each gradient in place first, which a view of a
+    // gradient bucket (grad_sync.h) refuses.
     for (auto& group : optimizer.param_groups()) {
         for (auto& param : group.params()) {
-            if (param.mutable_grad().defined()) {
-                param.mutable_grad().reset();
-            }
+            if (param.mutable_grad().defined()) param.mutable_grad().reset();
         }
     }
-#endif
 }
 
 void closeGroup(CollectiveBackend& group, bool clean)

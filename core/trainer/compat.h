@@ -23,8 +23,9 @@ using CollectiveBackend = c10d::ProcessGroup;
 c10d::TCPStoreOptions makeStoreOptions(std::uint16_t port, bool isServer, int worldSize,
                                        std::chrono::milliseconds timeout);
 
-// 1.13 zeroes gradients in place; 2.x defaults to set_to_none. Ringmaster overwrites every
-// gradient after its all-reduce, so dropping them is correct on both and saves a memset.
+// Drops every gradient (set_to_none), the same on 1.13 (whose zero_grad zeroes in place) and 2.x (whose
+// zero_grad detaches in place first, which a gradient that is a view of its bucket refuses). Ringmaster
+// overwrites every gradient after its all-reduce, so dropping them is correct and saves a memset.
 void zeroGrad(torch::optim::Optimizer& optimizer);
 
 // Ends a process group: shutdown (after pending work) when `clean`, else abort. 2.x backends have both

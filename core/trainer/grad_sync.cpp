@@ -209,13 +209,12 @@ void GradientSynchronizer::finish()
         waitWork(bucket.work, "gradient all-reduce");
         bucket.flat.div_(worldSize);
         for (const std::size_t index : bucket.members) {
-            if (!used[index]) continue; // no rank used it: no gradient, as PyTorch DDP leaves it
             auto& grad = m_parameters[index].mutable_grad();
-            if (grad.defined()) {
-                grad.copy_(view(index));
-            } else {
-                grad = view(index).clone();
-            }
+            // No rank used it: no gradient, as PyTorch DDP leaves it. Otherwise the gradient is the bucket's
+            // slice itself (DDP's gradient_as_bucket_view): no copy back. The next step drops it before its
+            // backward (compat::zeroGrad), so the hooks' copies into the bucket never write a live gradient.
+            if (!used[index]) grad.reset();
+            else grad = view(index);
         }
     }
 }

@@ -4,7 +4,9 @@
 // parameter copies its gradient into its bucket, and buckets are launched strictly in bucket order as
 // soon as they and every bucket before them are full, so communication overlaps the rest of backward
 // and every rank launches the same collectives in the same order whatever order its hooks fire in.
-// finish() waits, averages and writes .grad.
+// finish() waits, averages, and makes each .grad a view of its bucket (as DDP's gradient_as_bucket_view: the
+// optimizer reads the bucket, and no gradient is copied back). compat::zeroGrad drops those views before the
+// next backward.
 //
 // A parameter that gets no gradient in a step (a forward that skips a layer depending on the data or the
 // rank) never fires its hook, so its bucket is never full. As in PyTorch DDP: by default finish() throws
