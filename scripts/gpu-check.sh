@@ -12,7 +12,9 @@
 #  2. 1 rank, --device cuda --backend nccl --force-collectives true: the NCCL group, the parameter broadcast and
 #     every gradient all-reduce really run;
 #  3. the same job under torchrun --nproc-per-node 1 --no-python (torchrun's environment contract);
-#  4. PyTorch's own DDP on the same GPU (tests/bench/reference_ddp.py --ddp --eval), same model, data, batch;
+#  4. PyTorch's own DDP on the same GPU (tests/bench/reference_ddp.py --ddp --eval), same model, data, batch,
+#     and the same math as the trainer's defaults (TF32, cuDNN benchmark: --cuda-fast-math);
+#  4b. both again with --precision bf16 (the trainer's autocast against torch.autocast), and the ratio;
 #  5. exactness on the GPU with --deterministic true: a run stopped at half and resumed equals the straight run
 #     (checkpoint with the CUDA generator), and data held in host memory (--data-placement host: pinned,
 #     non-blocking copies) equals data on the GPU, bit for bit;
@@ -139,7 +141,7 @@ fi
 
 # 4. PyTorch's own DDP on the same GPU.
 if env "${rank_env[@]}" MASTER_PORT=29532 "$python" "$here/tests/bench/reference_ddp.py" --device "$device" --ddp --eval \
-     --threads 4 --data "$data" --steps "$steps" --warmup 20 > "$work/reference.log" 2>&1; then
+     --threads 4 --data "$data" --steps "$steps" --warmup 20 --cuda-fast-math > "$work/reference.log" 2>&1; then
   line=$(grep '^reference ' "$work/reference.log")
   reference=$(sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p' <<<"$line")
   stage "PyTorch DDP reference" 0 "${line#reference }"
@@ -148,6 +150,27 @@ if env "${rank_env[@]}" MASTER_PORT=29532 "$python" "$here/tests/bench/reference
   fi
 else
   tail -n 20 "$work/reference.log"; stage "PyTorch DDP reference" 1 "see reference.log"
+fi
+
+# 4b. bf16 autocast, the trainer's and PyTorch's.
+if env "${rank_env[@]}" MASTER_PORT=29534 "$trainer" --device "$device" --backend "$backend" --force-collectives true \
+     "${common[@]}" --max-steps "$steps" --precision bf16 --out "$work/bf16" > "$work/bf16.log" 2>&1; then
+  read -r ours_bf16 bf16_acc bf16_alloc _ < <(figures "$work/bf16")
+  stage "1 rank, --precision bf16" 0 "$ours_bf16 samples/s, val_accuracy $bf16_acc, peak GPU MB allocated $bf16_alloc"
+else
+  tail -n 20 "$work/bf16.log"; ours_bf16=; stage "1 rank, --precision bf16" 1 "see bf16.log"
+fi
+if env "${rank_env[@]}" MASTER_PORT=29535 "$python" "$here/tests/bench/reference_ddp.py" --device "$device" --ddp --eval \
+     --threads 4 --data "$data" --steps "$steps" --warmup 20 --cuda-fast-math --precision bf16 \
+     > "$work/reference-bf16.log" 2>&1; then
+  line=$(grep '^reference ' "$work/reference-bf16.log")
+  reference_bf16=$(sed -n 's/.*samples_per_sec=\([0-9.]*\).*/\1/p' <<<"$line")
+  stage "PyTorch DDP reference, torch.autocast bf16" 0 "${line#reference }"
+  if [ -n "$ours_bf16" ] && [ -n "$reference_bf16" ]; then
+    results+=("      ratio ringmaster / PyTorch DDP, 1 rank, bf16: $("$python" -c "print(f'{$ours_bf16 / $reference_bf16:.2f}x')") (goal >= 1.0x)")
+  fi
+else
+  tail -n 20 "$work/reference-bf16.log"; stage "PyTorch DDP reference, torch.autocast bf16" 1 "see reference-bf16.log"
 fi
 
 # 5. Exactness with deterministic kernels: resume, and host-held data, bit for bit.

@@ -1,7 +1,10 @@
 """Trainer benchmark: ringmaster-trainer against plain PyTorch DDP and against its own raw compute limit.
 Prints figures and the targets beside them; asserts nothing (a timed test on a machine that drifts would lie).
 
-  /usr/bin/python3 tests/bench/bench_trainer.py [--steps 300] [--warmup 20] [--rounds 5]
+  /usr/bin/python3 tests/bench/bench_trainer.py [--steps 300] [--warmup 20] [--rounds 5] [--precision bf16]
+
+--precision bf16 (or fp16, with a PyTorch 2.x Python) runs the trainer and both references under autocast in that
+type (the raw limit stays fp32: compare the trainer with the references then).
 
 Each round runs, interleaved, 1 intra-op thread per rank, batch 64 per rank, the cnn on Fashion-MNIST, SGD with
 momentum 0.9:
@@ -110,7 +113,7 @@ def ringmaster(world, args):
     with tempfile.TemporaryDirectory() as run:
         _, peak, steady = launch([TRAINER, "--model", "cnn", "--batch-size", str(BATCH), "--threads", "1",
                                   "--max-steps", str(args.steps), "--lr", "0.01", "--out", run, "--eval-every", "0",
-                                  "--log-every", "1000000"], world)
+                                  "--log-every", "1000000", "--precision", args.precision], world)
         rows = list(csv.DictReader(open(Path(run) / "metrics.csv")))
     t0 = float(rows[args.warmup - 1]["wall_time"])
     t1 = float(rows[-1]["wall_time"])
@@ -120,7 +123,8 @@ def ringmaster(world, args):
 def reference(inputs):
     def run(world, args):
         outputs, peak, steady = launch([sys.executable, str(HERE / "reference_ddp.py"), "--steps", str(args.steps),
-                                        "--warmup", str(args.warmup), "--threads", "1", "--inputs", inputs], world)
+                                        "--warmup", str(args.warmup), "--threads", "1", "--inputs", inputs,
+                                        "--precision", args.precision], world)
         return printed_rate(outputs[0], "reference samples_per_sec="), peak, steady
     return run
 
@@ -151,6 +155,7 @@ def main():
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32")
     args = parser.parse_args()
     for binary in (TRAINER, RAW_STEP):
         if not os.access(binary, os.X_OK):

@@ -72,6 +72,10 @@ def main():
     parser.add_argument("--eval", action="store_true", help="print the accuracy on the test split at the end")
     parser.add_argument("--inputs", choices=("standardised", "unit"), default="standardised",
                         help="standardised pixels (as the trainer), or scaled to [0, 1] only (as the tutorials)")
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+                        help="forward and loss under torch.autocast in this type; fp16 with torch.amp.GradScaler")
+    parser.add_argument("--cuda-fast-math", action="store_true",
+                        help="TF32 matrix products and cuDNN benchmark mode (the trainer's defaults on cuda)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -81,6 +85,12 @@ def main():
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
+        if args.cuda_fast_math:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+            torch.backends.cudnn.benchmark = True
+    lowp = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    scaler = torch.amp.GradScaler(device.type) if args.precision == "fp16" else None
     if distributed:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29517")
@@ -105,9 +115,15 @@ def main():
                     torch.cuda.synchronize()
                 start = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
+            with torch.autocast(device.type, dtype=lowp or torch.float32, enabled=lowp is not None):
+                loss = nn.functional.cross_entropy(model(x), y)
+            if scaler is None:
+                loss.backward()
+                optimizer.step()
+            else:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
             reported = loss.detach().clone()
             if distributed:
                 dist.all_reduce(reported)  # as the trainer does: the all-rank mean loss, every step
