@@ -10,6 +10,7 @@ scaled to [0, 1] and nothing else, as the DDP tutorials write it (transforms.ToT
 standardises them with Fashion-MNIST's mean and std, as the trainer does.
 """
 import argparse
+import contextlib
 import gzip
 import os
 import time
@@ -115,7 +116,8 @@ def main():
                     torch.cuda.synchronize()
                 start = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device.type, dtype=lowp or torch.float32, enabled=lowp is not None):
+            # nullcontext for fp32: torch 1.13's autocast sets its dtype even when disabled, and refuses fp32.
+            with torch.autocast(device.type, dtype=lowp) if lowp else contextlib.nullcontext():
                 loss = nn.functional.cross_entropy(model(x), y)
             if scaler is None:
                 loss.backward()
