@@ -5,6 +5,7 @@
 #include <ATen/autocast_mode.h>
 
 #include "compat.h"
+#include "log.h"
 
 namespace ringmaster::trainer {
 
@@ -57,25 +58,46 @@ torch::Tensor LossScaler::scaled(const torch::Tensor& loss) const
     return loss * torch::full({}, m_scale, loss.options().dtype(torch::kFloat32));
 }
 
-bool LossScaler::unscaleAndCheck(const std::vector<torch::Tensor>& parameters) const
+bool LossScaler::step(torch::optim::Optimizer& optimizer, std::int64_t stepNumber)
 {
-    if (!m_enabled) return true;
+    if (!m_enabled) {
+        optimizer.step();
+        return true;
+    }
+    const bool finite = unscaleAndCheck(optimizer);
+    if (finite) optimizer.step();
+    const float before = m_scale;
+    update(finite);
+    if (!finite) {
+        ++m_skippedSteps;
+        log::info("fp16: inf/NaN gradients at step {}: step skipped, loss scale {:g} -> {:g}", stepNumber, before, m_scale);
+    } else if (m_scale != before) {
+        log::info("fp16: {} finite steps in a row at step {}: loss scale {:g} -> {:g}", m_options.growthInterval,
+                  stepNumber, before, m_scale);
+    }
+    return finite;
+}
+
+bool LossScaler::unscaleAndCheck(torch::optim::Optimizer& optimizer) const
+{
     // GradScaler takes the reciprocal in double, then rounds it to float: the same factor, bit for bit.
     const auto inverse = static_cast<float>(1.0 / static_cast<double>(m_scale));
+    torch::NoGradGuard noGrad;
     torch::Tensor finite;
-    for (const auto& parameter : parameters) {
-        auto grad = parameter.grad();
-        if (!grad.defined()) continue;
-        grad.mul_(inverse);
-        const auto all = grad.isfinite().all();
-        finite = finite.defined() ? finite.logical_and(all) : all;
+    for (auto& group : optimizer.param_groups()) {
+        for (auto& parameter : group.params()) {
+            auto& grad = parameter.mutable_grad();
+            if (!grad.defined()) continue;
+            grad.mul_(inverse);
+            const auto all = grad.isfinite().all();
+            finite = finite.defined() ? finite.logical_and(all) : all;
+        }
     }
     return !finite.defined() || finite.item<bool>();
 }
 
 void LossScaler::update(bool finite)
 {
-    if (!m_enabled) return;
     // torch._amp_update_scale_, in the same float arithmetic.
     if (!finite) {
         m_scale = m_scale * static_cast<float>(m_options.backoffFactor);

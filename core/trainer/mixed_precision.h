@@ -65,21 +65,26 @@ public:
     bool enabled() const { return m_enabled; }
     // loss × scale (the scale held in fp32, as GradScaler holds it); the loss itself when disabled.
     torch::Tensor scaled(const torch::Tensor& loss) const;
-    // Multiplies every gradient by the reciprocal of the scale in place and says whether all are finite (one
-    // host synchronisation, as GradScaler.step). Always true when disabled.
-    bool unscaleAndCheck(const std::vector<torch::Tensor>& parameters) const;
-    // After the step (taken or skipped): backoff on inf/NaN, growth after growthInterval finite steps.
-    void update(bool finite);
+    // GradScaler.step then update, after the all-reduce: every gradient multiplied by the reciprocal of the scale
+    // in place and checked (one host synchronisation); the optimizer's step unless one is inf or NaN; then
+    // backoff, or growth after growthInterval finite steps in a row, each change logged with `stepNumber`.
+    // Disabled: the optimizer's step, nothing else. Returns whether the step was taken.
+    bool step(torch::optim::Optimizer& optimizer, std::int64_t stepNumber);
 
+    std::int64_t skippedSteps() const { return m_skippedSteps; } // since this process started
     double scale() const { return m_scale; }
     LossScalerState state() const { return {m_scale, m_growthTracker}; }
     void restore(const LossScalerState& state);
 
 private:
+    bool unscaleAndCheck(torch::optim::Optimizer& optimizer) const;
+    void update(bool finite);
+
     bool m_enabled;
     LossScalerOptions m_options;
     float m_scale;
     std::int64_t m_growthTracker = 0;
+    std::int64_t m_skippedSteps = 0;
 };
 
 } // namespace ringmaster::trainer

@@ -416,7 +416,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     auto sharedWork = m_communicator->allreduceSumAsync(shared);
     m_scaler->scaled(loss).backward();
     m_gradients->finish();
-    stepOptimizer();
+    m_scaler->step(*m_optimizer, m_step + 1);
     waitWork(sharedWork, "loss all-reduce");
     ++m_step;
     setPhase(Phase::Train); // heartbeats carry the new step count from here on
@@ -450,22 +450,6 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     }
     if (stop) log::info("stop requested (signal {}): stopping after step {}", stopSignal(), m_step);
     return stop;
-}
-
-void Trainer::stepOptimizer()
-{
-    const bool finite = m_scaler->unscaleAndCheck(m_model->parameters());
-    if (finite) m_optimizer->step();
-    const double before = m_scaler->scale();
-    m_scaler->update(finite);
-    if (!finite) {
-        ++m_skippedSteps;
-        log::info("fp16: inf/NaN gradients at step {}: step skipped, loss scale {:g} -> {:g}", m_step + 1, before,
-                  m_scaler->scale());
-    } else if (m_scaler->scale() != before) {
-        log::info("fp16: {} finite steps in a row at step {}: loss scale {:g} -> {:g}", m_config.lossScaleGrowthInterval,
-                  m_step + 1, before, m_scaler->scale());
-    }
 }
 
 void Trainer::evaluate(std::int64_t epoch)
@@ -600,7 +584,7 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
     };
     if (m_scaler->enabled()) {
         summary["loss_scale"] = m_scaler->scale();
-        summary["skipped_steps"] = m_skippedSteps;
+        summary["skipped_steps"] = m_scaler->skippedSteps();
     }
     if (m_device.is_cuda()) {
         const auto peak = peakDeviceMemory(m_device);

@@ -61,8 +61,6 @@ private:
     Outcome trainLoop();
     // Returns true when all ranks agreed to stop after this step.
     bool trainStep(const torch::Tensor& batchIndices, std::int64_t epoch);
-    // The optimizer step, or with fp16 and an inf/NaN gradient no step (GradScaler.step), then the scale's update.
-    void stepOptimizer();
     // Loss and accuracy over the whole validation set, across ranks; kept in m_lastEval. No-op without one.
     void evaluate(std::int64_t epoch);
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
@@ -89,7 +87,6 @@ private:
     std::unique_ptr<torch::optim::Optimizer> m_optimizer;
     Precision m_precision = Precision::Fp32;
     std::unique_ptr<LossScaler> m_scaler;   // fp16's; disabled for fp32 and bf16
-    std::int64_t m_skippedSteps = 0;       // fp16 steps skipped for inf/NaN gradients since this process started
     std::unique_ptr<Communicator> m_communicator;
     std::unique_ptr<GradientSynchronizer> m_gradients;
     std::unique_ptr<Reporter> m_reporter;
