@@ -16,16 +16,6 @@ Precision parsePrecision(const std::string& name)
     return Precision::Fp32;
 }
 
-const char* precisionName(Precision precision)
-{
-    switch (precision) {
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp16: return "fp16";
-    case Precision::Fp32: break;
-    }
-    return "fp32";
-}
-
 AutocastScope::AutocastScope(const torch::Device& device, Precision precision)
     : m_active(precision != Precision::Fp32)
     , m_type(device.type())

@@ -22,9 +22,8 @@ namespace ringmaster::trainer {
 
 enum class Precision { Fp32, Bf16, Fp16 };
 
-// The --precision names; parsePrecision takes a validated one (config.cpp checks the flag).
+// A --precision name, already validated (config.cpp checks the flag).
 Precision parsePrecision(const std::string& name);
-const char* precisionName(Precision precision);
 
 class AutocastScope
 {
