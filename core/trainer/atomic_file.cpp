@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -93,6 +95,16 @@ void writeFileAtomically(const std::string& path, const std::string& bytes)
     AtomicFile file(path);
     file.write(bytes.data(), bytes.size());
     file.commit();
+}
+
+std::string readFileWhole(const std::string& path)
+{
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw IoError(path, "read", errno ? errno : EIO);
+    return text.str();
 }
 
 } // namespace ringmaster::trainer

@@ -44,5 +44,8 @@ private:
 
 // path := bytes, atomically.
 void writeFileAtomically(const std::string& path, const std::string& bytes);
+// The whole of path; throws IoError when it cannot be read (a file that cannot be read must never be taken
+// for an empty one and rewritten as such).
+std::string readFileWhole(const std::string& path);
 
 } // namespace ringmaster::trainer

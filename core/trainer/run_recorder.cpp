@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fcntl.h>
@@ -37,22 +36,11 @@ struct ExactNumber
     std::array<char, kNumberChars> text{};
 };
 
-std::string readWhole(const std::string& path)
-{
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    // A file that cannot be read must not be rewritten as an empty one.
-    if (!in || in.bad()) throw IoError(path, "read", errno ? errno : EIO);
-    return text.str();
-}
-
 // Keeps the header and the complete rows whose step column is <= lastStep.
 void truncateCsv(const std::string& path, const char* header, int stepColumn, std::int64_t lastStep,
                  const std::string& abandonedDir)
 {
-    const std::string original = readWhole(path);
+    const std::string original = readFileWhole(path);
     if (!abandonedDir.empty()) {
         writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), original);
     }
@@ -88,7 +76,7 @@ int openCsv(const std::string& path, const char* header, int stepColumn, std::in
     } else {
         // A fresh run over an earlier one: the earlier metrics go with its abandoned checkpoints.
         if (!abandonedDir.empty() && fs::exists(path)) {
-            writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), readWhole(path));
+            writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), readFileWhole(path));
         }
         writeFileAtomically(path, std::string(header) + "\n");
     }

@@ -28,6 +28,7 @@
 #include "run_recorder.h"
 #include "sampler.h"
 #include "stop_signal.h"
+#include "tensorboard_timeline.h"
 #include "tensorboard_writer.h"
 #include "version_info.h"
 #include "watchdog.h"
@@ -269,6 +270,7 @@ void Trainer::setUp()
                          m_resumePath.empty() ? "started" : "resumed", m_step, m_config.out, abandoned);
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
+        settleTensorBoardTimeline(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         m_tensorboard = TensorBoardWriter::forRunDir(m_config.out);
         writeClassNames();
         log::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
