@@ -217,7 +217,10 @@ void LocalRun::followTensorBoard()
         recordScalars(batch, wallTime);
     });
     connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &LocalRun::log);
-    log(QStringLiteral("following TensorBoard event files under %1").arg(folder));
+    // A folder of the user's own may hold earlier runs' files (lightning_logs/version_0, runs/…): not this run's.
+    const int earlier = m_job.tensorboardDir.isEmpty() ? 0 : m_tensorboard->skipFilesPresentNow();
+    log(QStringLiteral("following TensorBoard event files under %1%2")
+            .arg(folder, earlier > 0 ? QStringLiteral(" (new files only: %1 there already are skipped)").arg(earlier) : QString()));
     m_tensorboard->start();
 }
 

@@ -25,6 +25,12 @@ void set(QProcessEnvironment& environment, const char* name, qint64 value)
     set(environment, name, QString::number(value));
 }
 
+void setUnlessGiven(QProcessEnvironment& environment, const QProcessEnvironment& base, const char* name,
+                    const QString& value)
+{
+    if (!base.contains(QString::fromLatin1(name))) set(environment, name, value);
+}
+
 } // namespace
 
 LaunchPolicy launchPolicy(const JobSpec& job)
@@ -86,7 +92,7 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
         return command;
     }
     // The rest of what torchrun gives each worker, so that a script written for it runs unchanged.
-    if (!base.contains(QStringLiteral("OMP_NUM_THREADS"))) set(env, "OMP_NUM_THREADS", threads);
+    setUnlessGiven(env, base, "OMP_NUM_THREADS", threads);
     set(env, "GROUP_RANK", 0);
     set(env, "GROUP_WORLD_SIZE", 1);
     set(env, "ROLE_NAME", QStringLiteral("default"));
@@ -95,6 +101,12 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
     set(env, "TORCHELASTIC_RESTART_COUNT", context.restartCount);
     set(env, "TORCHELASTIC_MAX_RESTARTS", job.maxRestarts);
     set(env, "TORCHELASTIC_RUN_ID", QFileInfo(context.runDir).fileName());
+    // Where torch.distributed.elastic's @record writes a rank's exception as JSON (torchrun: a temp folder).
+    set(env, "TORCHELASTIC_ERROR_FILE", context.runDir + QStringLiteral("/logs/error-rank-%1.json").arg(rank));
+    // torchrun's defaults, kept when the user's environment already says otherwise. Not given: its
+    // TORCHELASTIC_USE_AGENT_STORE, which makes ranks join a store its agent hosts; here rank 0 hosts it.
+    setUnlessGiven(env, base, "TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1"));
+    setUnlessGiven(env, base, "TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
     set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
     // `import ringmaster` (the helper module) works without installing anything.
     const QString helper = helperModuleDir();

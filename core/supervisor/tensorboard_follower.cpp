@@ -28,6 +28,27 @@ TensorBoardFollower::TensorBoardFollower(QString folder, QObject* parent, int po
     });
 }
 
+namespace {
+
+QStringList eventFilesUnder(const QString& folder)
+{
+    const QStringList patterns{QString::fromLatin1(tb::kEventFilePrefix) + QLatin1Char('*')};
+    QDirIterator found(folder, patterns, QDir::Files, QDirIterator::Subdirectories);
+    QStringList paths;
+    while (found.hasNext()) paths.append(found.next());
+    paths.sort(); // same-folder files in name order: the name starts with the creation time
+    return paths;
+}
+
+} // namespace
+
+int TensorBoardFollower::skipFilesPresentNow()
+{
+    const QStringList paths = eventFilesUnder(m_folder);
+    for (const QString& path : paths) m_files[path].earlier = true;
+    return static_cast<int>(paths.size());
+}
+
 void TensorBoardFollower::start()
 {
     pollNow();
@@ -131,14 +152,9 @@ TensorBoardFollower::Poll TensorBoardFollower::poll(const QString& folder, QHash
 {
     if (const int delay = g_pollDelayMs.load(); delay > 0) QThread::msleep(static_cast<unsigned long>(delay));
     Poll result;
-    const QStringList patterns{QString::fromLatin1(tb::kEventFilePrefix) + QLatin1Char('*')};
-    QDirIterator found(folder, patterns, QDir::Files, QDirIterator::Subdirectories);
-    QStringList paths;
-    while (found.hasNext()) paths.append(found.next());
-    paths.sort(); // same-folder files in name order: the name starts with the creation time
-    for (const QString& path : paths) {
+    for (const QString& path : eventFilesUnder(folder)) {
         FileState& state = files[path];
-        if (!state.abandoned) readNew(path, state, &result);
+        if (!state.abandoned && !state.earlier) readNew(path, state, &result);
     }
     result.files = std::move(files);
     return result;

@@ -36,6 +36,10 @@ public:
 
     explicit TensorBoardFollower(QString folder, QObject* parent = nullptr, int pollIntervalMs = kDefaultPollIntervalMs);
 
+    // Marks every event file under the folder now as an earlier run's: it is never read, only files that appear
+    // later are (a --tensorboard-dir that runs share, such as Lightning's lightning_logs/ or SummaryWriter's
+    // runs/). Call before start(); returns how many files it marked.
+    int skipFilesPresentNow();
     void start(); // polls at once, then every interval
     void stop();
     // One poll now: finds new files and reads what was appended (also for a last read when a run ends); its
@@ -56,6 +60,7 @@ public:
     {
         qint64 offset = 0;        // bytes of complete records already handled
         bool abandoned = false;   // framing lost: nothing more is read from this file
+        bool earlier = false;     // there before this run began (skipFilesPresentNow): never read
         bool warnedBadData = false;
         bool warnedUndecodable = false;
         bool warnedOversized = false;

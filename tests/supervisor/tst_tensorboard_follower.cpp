@@ -101,6 +101,27 @@ private Q_SLOTS:
         QCOMPARE(seen(scalars), (QStringList{QStringLiteral("1 a 1"), QStringLiteral("5 b 2"), QStringLiteral("2 a 3")}));
     }
 
+    // A shared folder (lightning_logs/): what earlier runs left there is never read, even when it grows; files that
+    // appear after skipFilesPresentNow(), beside them or in a new subfolder, are.
+    void filesPresentBeforeTheRunAreSkipped()
+    {
+        QTemporaryDir dir;
+        const QString old0 = dir.filePath(QStringLiteral("version_0/events.out.tfevents.1.host.1"));
+        const QString old1 = dir.filePath(QStringLiteral("version_1/events.out.tfevents.2.host.2"));
+        append(old0, fileVersion() + record(1, "train_loss", 9.0f));
+        append(old1, fileVersion() + record(1, "train_loss", 8.0f));
+        TensorBoardFollower follower(dir.path());
+        QSignalSpy scalars(&follower, &TensorBoardFollower::scalar);
+        QCOMPARE(follower.skipFilesPresentNow(), 2);
+        follower.start();
+        follower.stop();
+        append(old1, record(2, "train_loss", 7.0f));
+        append(dir.filePath(QStringLiteral("version_2/events.out.tfevents.3.host.3")), fileVersion() + record(1, "train_loss", 0.5f));
+        append(dir.filePath(QStringLiteral("version_1/events.out.tfevents.4.host.4")), fileVersion() + record(3, "train_loss", 0.25f));
+        follower.pollNow();
+        QCOMPARE(seen(scalars), (QStringList{QStringLiteral("3 train_loss 0.25"), QStringLiteral("1 train_loss 0.5")}));
+    }
+
     // The timer's polls walk the folder and read the files off this thread (issue 22, item 8): while a poll takes
     // 1.5 s (the test delay), this thread's timers keep firing, the poll's scalars arrive when it ends, a poll
     // that is due meanwhile does not start a second one, and pollNow() takes the pending result first, in order.
