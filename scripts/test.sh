@@ -13,7 +13,9 @@
 # 4. ctest on the main build, one test at a time (each end-to-end test runs 2 trainer ranks; the launcher's
 #    and the app's runs of the CUDA trainer find it through RINGMASTER_CUDA_TRAINER), then ctest on
 #    build-cuda (the trainer suite against the CUDA build, torch 2.11 as the Python reference); then it waits
-#    for the checks and prints their summary (the log's last 150 lines when one failed).
+#    for the checks and prints their summary (the log's last 150 lines when one failed). The tests that check
+#    against real TensorBoard, tensorboardX and torch 2.x find them through RINGMASTER_FRAMEWORK_PYTHON (the
+#    environment of step 2; without it they are skipped).
 # RINGMASTER_CHECKS=0 skips step 3, RINGMASTER_CUDA_BUILD=0 step 2 and build-cuda's tests. The exit status is
 # non-zero when a test or a check failed.
 set -euo pipefail
@@ -42,6 +44,8 @@ if [ "$cuda" != 0 ]; then
      "$here/scripts/build-trainer.sh" --python "${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python" \
        --build-dir "$cuda_build" --with-tests --no-install; then
     export RINGMASTER_CUDA_TRAINER=$cuda_build/app/ringmaster-trainer
+    # The pinned frameworks (torch 2.x, tensorboard, tensorboardX) for the tests that check against the real things.
+    export RINGMASTER_FRAMEWORK_PYTHON=${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python
   else
     echo "test: the CUDA build failed; its tests are not run"
     status=1

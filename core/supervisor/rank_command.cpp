@@ -107,6 +107,9 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
     // TORCHELASTIC_USE_AGENT_STORE, which makes ranks join a store its agent hosts; here rank 0 hosts it.
     setUnlessGiven(env, base, "TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1"));
     setUnlessGiven(env, base, "TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
+    // `accelerate launch --cpu`'s switch: without it Hugging Face Accelerate runs each CPU rank as a group of one
+    // (and takes the GPUs of a machine that has them, whatever the run's device).
+    if (job.device == QLatin1String("cpu")) setUnlessGiven(env, base, "ACCELERATE_USE_CPU", QStringLiteral("true"));
     set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
     // `import ringmaster` (the helper module) works without installing anything.
     const QString helper = helperModuleDir();
