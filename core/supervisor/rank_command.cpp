@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "../protocol/wire.h"
+#include "script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -101,15 +102,8 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
     set(env, "TORCHELASTIC_RESTART_COUNT", context.restartCount);
     set(env, "TORCHELASTIC_MAX_RESTARTS", job.maxRestarts);
     set(env, "TORCHELASTIC_RUN_ID", QFileInfo(context.runDir).fileName());
-    // Where torch.distributed.elastic's @record writes a rank's exception as JSON (torchrun: a temp folder).
-    set(env, "TORCHELASTIC_ERROR_FILE", context.runDir + QStringLiteral("/logs/error-rank-%1.json").arg(rank));
-    // torchrun's defaults, kept when the user's environment already says otherwise. Not given: its
-    // TORCHELASTIC_USE_AGENT_STORE, which makes ranks join a store its agent hosts; here rank 0 hosts it.
-    setUnlessGiven(env, base, "TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1"));
-    setUnlessGiven(env, base, "TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
-    // `accelerate launch --cpu`'s switch: without it Hugging Face Accelerate runs each CPU rank as a group of one
-    // (and takes the GPUs of a machine that has them, whatever the run's device).
-    if (job.device == QLatin1String("cpu")) setUnlessGiven(env, base, "ACCELERATE_USE_CPU", QStringLiteral("true"));
+    set(env, kErrorFileVariable, errorFileOf(context.runDir, QString::number(rank)));
+    for (const auto& [name, value] : scriptDefaultsFor(job.device)) setUnlessGiven(env, base, name, QString::fromLatin1(value));
     set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
     // `import ringmaster` (the helper module) works without installing anything.
     const QString helper = helperModuleDir();

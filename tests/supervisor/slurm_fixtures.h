@@ -31,7 +31,8 @@ inline constexpr char kContractDump[] = R"PY(import json, os, sys
 names = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
          "GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT",
          "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "RINGMASTER_RUN_DIR", "PYTHONUNBUFFERED",
-         "OMP_NUM_THREADS", "PYTHONPATH", "RINGMASTER_TOKEN"]
+         "OMP_NUM_THREADS", "PYTHONPATH", "RINGMASTER_TOKEN", "TORCHELASTIC_ERROR_FILE", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+         "TORCHELASTIC_SIGNALS_TO_HANDLE", "ACCELERATE_USE_CPU"]
 run_dir = os.environ["RINGMASTER_RUN_DIR"]
 record = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": {n: os.environ.get(n) for n in names}}
 with open(os.path.join(run_dir, "contract-%s.json" % os.environ["RANK"]), "w") as f:

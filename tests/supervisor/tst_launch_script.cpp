@@ -43,7 +43,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
         "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
         "TORCHELASTIC_RUN_ID", "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "RINGMASTER_RUN_DIR",
-        "RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "CUDA_VISIBLE_DEVICES"]
+        "RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_ERROR_FILE",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_SIGNALS_TO_HANDLE", "ACCELERATE_USE_CPU"]
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=20)
@@ -201,6 +202,10 @@ private Q_SLOTS:
             QVERIFY(is("OMP_NUM_THREADS", QString::number(threads)));
             QVERIFY(is("PYTHONUNBUFFERED", QStringLiteral("1")));
             QVERIFY(is("RINGMASTER_RUN_DIR", dir));
+            QVERIFY(is("TORCHELASTIC_ERROR_FILE", dir + QStringLiteral("/logs/error-rank-%1.json").arg(rank)));
+            QVERIFY(is("TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1")));
+            QVERIFY(is("TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT")));
+            QVERIFY(is("ACCELERATE_USE_CPU", QStringLiteral("true")));
             QVERIFY(seen.value(QStringLiteral("CUDA_VISIBLE_DEVICES")).isNull()); // a CPU run sets none
             QVERIFY(!seen.value(QStringLiteral("RINGMASTER_SOCKET")).toString().isEmpty());
             QVERIFY(seen.value(QStringLiteral("RINGMASTER_TOKEN")).toString().size() >= 16);

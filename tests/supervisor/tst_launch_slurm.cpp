@@ -45,7 +45,8 @@ args = parser.parse_args()
 names = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
          "GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT",
          "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "RINGMASTER_RUN_DIR", "PYTHONUNBUFFERED", "OMP_NUM_THREADS",
-         "PYTHONPATH", "RINGMASTER_SOCKET", "RINGMASTER_ENDPOINT", "RINGMASTER_TOKEN"]
+         "PYTHONPATH", "RINGMASTER_SOCKET", "RINGMASTER_ENDPOINT", "RINGMASTER_TOKEN", "TORCHELASTIC_ERROR_FILE",
+         "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_SIGNALS_TO_HANDLE", "ACCELERATE_USE_CPU"]
 with open(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "seen-%s.json" % os.environ["RANK"]), "w") as f:
     json.dump({"argv": [sys.executable] + sys.argv, "env": {n: os.environ.get(n) for n in names}}, f)
 dist.init_process_group("gloo")

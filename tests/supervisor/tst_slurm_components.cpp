@@ -303,7 +303,10 @@ void TestSlurmComponents::scriptJobRunsUnderShWithFakeSrun()
             {"GROUP_RANK", QStringLiteral("0")}, {"GROUP_WORLD_SIZE", QStringLiteral("1")}, {"ROLE_NAME", QStringLiteral("default")},
             {"ROLE_RANK", r}, {"ROLE_WORLD_SIZE", QStringLiteral("2")}, {"TORCHELASTIC_RESTART_COUNT", QStringLiteral("0")},
             {"TORCHELASTIC_MAX_RESTARTS", QStringLiteral("3")}, {"TORCHELASTIC_RUN_ID", QFileInfo(runDir).fileName()},
-            {"RINGMASTER_RUN_DIR", runDir}, {"PYTHONUNBUFFERED", QStringLiteral("1")}, {"OMP_NUM_THREADS", QStringLiteral("1")}};
+            {"RINGMASTER_RUN_DIR", runDir}, {"PYTHONUNBUFFERED", QStringLiteral("1")}, {"OMP_NUM_THREADS", QStringLiteral("1")},
+            {"TORCHELASTIC_ERROR_FILE", runDir + QStringLiteral("/logs/error-rank-%1.json").arg(r)},
+            {"TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1")},
+            {"TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT")}, {"ACCELERATE_USE_CPU", QStringLiteral("true")}};
         for (const auto& [name, value] : wanted) {
             QVERIFY2(e.value(QLatin1String(name)).toString() == value,
                      qPrintable(QStringLiteral("rank %1: %2=%3, expected %4").arg(r, QLatin1String(name), e.value(QLatin1String(name)).toString(), value)));

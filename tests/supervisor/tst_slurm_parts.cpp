@@ -389,7 +389,15 @@ private Q_SLOTS:
         QCOMPARE(env(third, "RINGMASTER_SOCKET"), QStringLiteral("/tmp/rm.sock"));
         QCOMPARE(env(third, "RINGMASTER_ENDPOINT"), QStringLiteral("<absent>"));
         QCOMPARE(env(third, "RINGMASTER_TOKEN"), QStringLiteral("(secret)"));
+        QCOMPARE(env(third, "TORCHELASTIC_ERROR_FILE"), runDir.path() + QStringLiteral("/logs/error-rank-3.json"));
+        QCOMPARE(env(third, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), QStringLiteral("1"));
+        QCOMPARE(env(third, "TORCHELASTIC_SIGNALS_TO_HANDLE"), QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
+        QCOMPARE(env(third, "ACCELERATE_USE_CPU"), QStringLiteral("true"));
         QCOMPARE(env(environmentOf(record, 0), "RANK"), QStringLiteral("0"));
+        // A default the submitting environment already sets is its own: not recorded as Ringmaster's.
+        base.insert(QStringLiteral("ACCELERATE_USE_CPU"), QStringLiteral("false"));
+        QCOMPARE(env(environmentOf(slurmLaunchRecord(input, QStringLiteral("18234"), offer, base), 3), "ACCELERATE_USE_CPU"),
+                 QStringLiteral("<absent>"));
     }
 
     // The trainer derives its contract from Slurm's variables: the same values are recorded, nothing of a

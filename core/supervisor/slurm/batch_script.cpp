@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include "../control_characters.h"
+#include "../script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -22,12 +23,16 @@ constexpr char kLauncherVariables[] =
     "ROLE_NAME ROLE_RANK ROLE_WORLD_SIZE TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS "
     "TORCHELASTIC_RUN_ID RINGMASTER_SOCKET RINGMASTER_ENDPOINT RINGMASTER_TOKEN";
 
-// What each task of a script runs before the interpreter: its ranks from Slurm's per-task variables,
-// then exec "$0" "$@" (the interpreter, the script and its arguments, passed as separate words).
-constexpr char kTaskContract[] =
-    "export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\" WORLD_SIZE=\"$SLURM_NTASKS\" "
-    "GROUP_RANK=\"$SLURM_NODEID\" ROLE_RANK=\"$SLURM_PROCID\" ROLE_WORLD_SIZE=\"$SLURM_NTASKS\"; "
-    "exec \"$0\" \"$@\"";
+// What each task of a script runs before the interpreter: its ranks from Slurm's per-task variables and where its
+// exception goes, then exec "$0" "$@" (the interpreter, the script and its arguments, passed as separate words).
+QString taskContract()
+{
+    return QStringLiteral("export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\" WORLD_SIZE=\"$SLURM_NTASKS\" "
+                          "GROUP_RANK=\"$SLURM_NODEID\" ROLE_RANK=\"$SLURM_PROCID\" ROLE_WORLD_SIZE=\"$SLURM_NTASKS\" "
+                          "%1=\"%2\"; exec \"$0\" \"$@\"")
+        .arg(QLatin1String(kErrorFileVariable),
+             errorFileOf(QStringLiteral("$RINGMASTER_RUN_DIR"), QStringLiteral("$SLURM_PROCID")));
+}
 
 QString sbatchLine(const char* option, const QString& value)
 {
@@ -208,7 +213,11 @@ QString batchScriptText(const BatchScriptInput& input)
              .arg(input.restartCount).arg(job.maxRestarts).arg(shellQuote(name))
       << QStringLiteral("export RINGMASTER_RUN_DIR=\"$RUN_DIR\" PYTHONUNBUFFERED=1")
       << QStringLiteral("# One thread per rank unless the job asked for CPUs per task (torchrun's default is 1 too).")
-      << QStringLiteral("export OMP_NUM_THREADS=\"${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}\"");
+      << QStringLiteral("export OMP_NUM_THREADS=\"${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}\"")
+      << QStringLiteral("# torchrun's defaults, and the run device's switch for Accelerate, unless the environment sets them.");
+    for (const auto& [name, value] : scriptDefaultsFor(job.device)) {
+        s << QStringLiteral("export %1=\"${%1:-%2}\"").arg(QLatin1String(name), QLatin1String(value));
+    }
     if (!input.helperDir.isEmpty()) {
         s << QStringLiteral("# `import ringmaster` (the helper module) works without installing anything.")
           << QStringLiteral("export PYTHONPATH=%1${PYTHONPATH:+:$PYTHONPATH}").arg(shellQuote(input.helperDir));
@@ -216,7 +225,7 @@ QString batchScriptText(const BatchScriptInput& input)
     s << QString()
       << QStringLiteral("# Each task's own ranks from Slurm's per-task variables, then the interpreter with the script and")
       << QStringLiteral("# its arguments (\"$0\" \"$@\" below: passed as separate words, never re-read by a shell).")
-      << QStringLiteral("TASK_CONTRACT=%1").arg(shellQuote(QLatin1String(kTaskContract)))
+      << QStringLiteral("TASK_CONTRACT=%1").arg(shellQuote(taskContract()))
       << srun
       << QStringLiteral("  /bin/sh -c \"$TASK_CONTRACT\" \\")
       << QStringLiteral("  ") + commandWords(QStringList{input.interpreterPath, input.scriptPath} + job.scriptArgs);

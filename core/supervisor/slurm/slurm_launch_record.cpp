@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include "../../protocol/wire.h"
+#include "../script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -70,6 +71,10 @@ QJsonObject slurmLaunchRecord(const BatchScriptInput& input, const QString& jobI
             setUnlessInherited("RINGMASTER_RUN_DIR", input.runDir);
             setUnlessInherited("PYTHONUNBUFFERED", QStringLiteral("1"));
             if (!base.contains(QStringLiteral("OMP_NUM_THREADS"))) setUnlessInherited("OMP_NUM_THREADS", cpusPerTask(input.request));
+            set(kErrorFileVariable, errorFileOf(input.runDir, QString::number(rank)));
+            for (const auto& [name, value] : scriptDefaultsFor(job.device)) {
+                if (!base.contains(QString::fromLatin1(name))) set(name, QString::fromLatin1(value));
+            }
             if (!input.helperDir.isEmpty()) {
                 const QString inherited = base.value(QStringLiteral("PYTHONPATH"));
                 setUnlessInherited("PYTHONPATH", inherited.isEmpty() ? input.helperDir : input.helperDir + QLatin1Char(':') + inherited);
