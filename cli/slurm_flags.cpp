@@ -26,7 +26,7 @@ constexpr FlagKey kFlags[] = {
 QString slurmUsage()
 {
     return QStringLiteral(
-        "Slurm (the job runs as one Slurm batch job; see the README's Slurm section):\n"
+        "Slurm (the job runs as one Slurm batch job; see docs/slurm.md):\n"
         "  --slurm                 submit to Slurm with sbatch instead of starting the ranks here\n"
         "  --nodes N               nodes (default 1)\n"
         "  --ntasks-per-node N     ranks per node (default: one per GPU on cuda, else --nproc)\n"

@@ -28,7 +28,7 @@ cxx=${RINGMASTER_FUZZ_CXX:-clang++-14}
 cc=${RINGMASTER_FUZZ_CC:-clang-14}
 command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found: install clang-14 and libclang-rt-14-dev (scripts/setup.sh)" >&2; exit 2; }
 
-# Configure once (again only when the folder is not a fuzz build); the flags are those of README's Fuzzing.
+# Configure once (again only when the folder is not a fuzz build); the flags are those of docs/testing.md's Fuzzing.
 if [ ! -f "$build/build.ninja" ] || ! grep -q '^RINGMASTER_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi

@@ -1,5 +1,5 @@
 #pragma once
-// What a run directory holds, by name (see README "Run directory"), and how the runs library tells a
+// What a run directory holds, by name (see docs/run-directory.md), and how the runs library tells a
 // run directory from any other folder. RunsError carries the one-line message of bad input (a folder
 // that is not a run, an unwritable output) that ringmaster-runs prints before exiting 2.
 

@@ -6,7 +6,7 @@
 // heap back to the kernel: each step's activations and gradients (0.1-3 MB each for the cnn) then cost page
 // faults and the kernel zeroing every page again, step after step (16% of a 1-rank run's samples were in the
 // kernel, most of them clear_page and page faults; measured with perf on the cnn, 1 thread). Keeping those
-// blocks in the heap made the same run 11-14% faster (README, Performance). Tensors larger than the mmap
+// blocks in the heap made the same run 11-14% faster (docs/performance.md). Tensors larger than the mmap
 // threshold set here still come from mmap; memory kept for reuse is bounded by the step's own working set.
 //
 // Call once, after set-up and before the first step: what loading the data freed goes back to the kernel

@@ -38,7 +38,7 @@ struct TrainerConfig
     std::string resume;                     // checkpoint file or run directory
     std::string out = "runs/trainer";       // run directory
     int evalEvery = 1;                      // epochs; 0: only at the end
-    std::int64_t evalBatchSize = 256;       // 1000 took 1.15x as long and 1.45x the peak memory (cnn, README)
+    std::int64_t evalBatchSize = 256;       // 1000 took 1.15x as long and 1.45x the peak memory (cnn, docs/performance.md)
     double bucketMb = 25.0;                 // gradient bucket size, as DDP's bucket_cap_mb
     std::string localAllreduce = "shm";     // same-host CPU gradients: shm (shared memory) | gloo
     bool findUnusedParameters = false;      // as DDP's: zero gradients for parameters a step left unused

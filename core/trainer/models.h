@@ -1,7 +1,7 @@
 #pragma once
 // The built-in models, shaped by the data: input channels, image size or feature count, and the output
 // width (classes, or target columns). Parameter names match PyTorch's state_dict keys for the same
-// definitions, so model.pt loads into the Python classes documented in the README.
+// definitions, so model.pt loads into the Python classes documented in docs/trainer.md.
 
 #include <cstdint>
 #include <memory>
@@ -71,7 +71,7 @@ private:
 std::shared_ptr<Model> makeModel(const std::string& name, const ModelShape& shape);
 
 // On CPU, oneDNN's convolutions run faster on channels-last (NHWC) tensors than on NCHW: conv1 3.0x and conv2
-// 1.15x, forward and backward, on the cnn at 1 thread (README, Performance). Puts every 4-d parameter in that
+// 1.15x, forward and backward, on the cnn at 1 thread (docs/performance.md). Puts every 4-d parameter in that
 // layout; only the layout changes, never the values. The trainer and the raw-step benchmark both use it.
 void preferChannelsLast(torch::nn::Module& module);
 

@@ -13,7 +13,7 @@
 //     record's end is refused (the walk stops, content unchecked, at an opcode it does not know: LibTorch
 //     refuses those itself, before it reads further).
 // This bounds what a file can make LibTorch allocate; it does not make the file's content safe to run: a
-// TorchScript model is code (see the README at --model).
+// TorchScript model is code (see docs/trainer.md at --model).
 
 #include <cstddef>
 #include <cstdint>

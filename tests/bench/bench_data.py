@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 TRAINER = os.environ.get("RINGMASTER_TRAINER", str(HERE.parents[1] / "build" / "app" / "ringmaster-trainer"))
 CACHE_PROBE = os.environ.get("RINGMASTER_CACHE_PROBE", str(HERE.parents[1] / "build" / "tests" / "ringmaster-cache-probe"))
 FASHION = Path("/usr/share/datasets/fashion-mnist")
-PYTHON_REFERENCE_RSS_MIB = 635  # tests/bench/reference_ddp.py, per rank (README, Performance)
+PYTHON_REFERENCE_RSS_MIB = 635  # tests/bench/reference_ddp.py, per rank (docs/performance.md)
 WARMUP = 20
 
 

@@ -64,7 +64,7 @@ int main(int argc, char** argv)
     const Options o = parse(argc, argv);
     at::set_num_threads(o.threads);
     torch::manual_seed(42);
-    // Fashion-MNIST's shape, standardised-looking values: the kernels do not depend on the values (README).
+    // Fashion-MNIST's shape, standardised-looking values: the kernels do not depend on the values (docs/performance.md).
     const rt::ModelShape shape{{1, 28, 28}, 10};
     auto model = rt::makeModel(o.model, shape);
     rt::preferChannelsLast(*model);

@@ -27,7 +27,7 @@ namespace {
 
 constexpr qint64 kRecords = 1000000;
 constexpr int kReporterSends = 200000;
-constexpr double kTypicalStepMs = 15.0; // cnn, batch 64, 1 thread per rank on this machine (see README)
+constexpr double kTypicalStepMs = 15.0; // cnn, batch 64, 1 thread per rank on this machine (see docs/performance.md)
 
 void ingest()
 {

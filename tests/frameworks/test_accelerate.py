@@ -1,6 +1,6 @@
 """A Hugging Face Accelerate script (`Accelerator(log_with="tensorboard")`, `accelerator.prepare`, `accelerator.log`)
 run unchanged by `ringmaster-launch --script train.py --nproc 2 --device cpu --tensorboard-dir accelerate_logs
---metric-pattern none`, the recipe of the README:
+--metric-pattern none`, the recipe of docs/scripts.md:
   - Accelerate sees one group of 2 CPU processes (MULTI_CPU; --device cpu sets ACCELERATE_USE_CPU as
     `accelerate launch --cpu` does, without which each rank would train alone);
   - every value its TensorBoard tracker writes reaches scalars.csv, at its step, as written, and so does what

@@ -1,7 +1,7 @@
 """A PyTorch Lightning script (its own LightningModule, self.log("train_loss", ...), a ModelCheckpoint, and
 Trainer(accelerator="cpu", devices=2, strategy="ddp")) run unchanged by
 `ringmaster-launch --script train.py --nproc 2 --tensorboard-dir lightning_logs --metric-pattern none`, the
-recipe of the README:
+recipe of docs/scripts.md:
   - Lightning takes torchrun's environment: each rank is one of Ringmaster's two processes (no spawned ones);
   - every train_loss its TensorBoard logger writes reaches scalars.csv, at its step, as written (TensorBoard's
     EventAccumulator reads the same file), and nothing of an earlier run in lightning_logs/ does; so does what a

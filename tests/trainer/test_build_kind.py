@@ -107,7 +107,7 @@ def test_bad_data_placement_is_one_line(tmp_path):
 
 def test_deterministic_kernels_change_nothing_on_cpu(tmp_path):
     # On the CPU the built-in models' kernels are deterministic already: the flag is accepted and the
-    # weights are bit-identical (on a GPU it chooses other cuDNN and cuBLAS kernels; see the README).
+    # weights are bit-identical (on a GPU it chooses other cuDNN and cuBLAS kernels; see docs/gpu.md).
     args = ["--model", "cnn", "--max-steps", "12", "--eval-every", "0", "--threads", "1"]
     code, plain = run_single(args + ["--out", str(tmp_path / "plain")])
     assert code == 0, plain

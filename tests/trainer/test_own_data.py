@@ -17,7 +17,7 @@ COMMON = ["--threads", "1", "--seed", str(SEED), "--eval-batch-size", "1000"]
 
 
 class Cnn(nn.Module):
-    """The built-in cnn for C x H x W images (README): ReLU then max-pool, twice, then two linear layers."""
+    """The built-in cnn for C x H x W images (docs/trainer.md): ReLU then max-pool, twice, then two linear layers."""
     def __init__(self, channels, height, width, outputs):
         super().__init__()
         self.conv1 = nn.Conv2d(channels, 16, 3, padding=1)
