@@ -406,15 +406,34 @@ void LocalRun::onWatchdog()
     auto& rank = *m_ranks[static_cast<std::size_t>(culprit)];
     rank.status.state = RankState::Hung;
     Q_EMIT rankChanged(culprit);
+    const bool stacks = !StackDumps::debugger().isEmpty();
     considerFailure(culprit,
-                    QStringLiteral("%1 for %2 s (hung%3; silent ranks: %4)")
+                    QStringLiteral("%1 for %2 s (hung%3; silent ranks: %4)%5")
                         .arg(m_policy.silenceWord).arg(m_policy.hangTimeoutSec)
                         .arg(culpritStopped ? QStringLiteral(", process is stopped") : QString())
-                        .arg(silent.join(QStringLiteral(", "))),
+                        .arg(silent.join(QStringLiteral(", ")))
+                        .arg(stacks ? QStringLiteral("; its threads' stacks: %1").arg(m_dir.rankStacks(culprit)) : QString()),
                     FailurePriority::Hung, {});
     m_verdictWindow.stop();
-    log(QStringLiteral("run failed: %1; killing the group").arg(m_verdict.rootCause().summary()));
-    bringDown(SIGKILL, 0);
+    log(QStringLiteral("run failed: %1; taking every rank's stacks, then killing the group").arg(m_verdict.rootCause().summary()));
+    dumpStacksThenKill();
+}
+
+void LocalRun::dumpStacksThenKill()
+{
+    // From here on, a rank that ends is a consequence, as during a bring-down; the group is killed once the
+    // stacks are taken (at most StackDumps::kTimeoutMs), and only if it is still this attempt's group.
+    m_bringingDown = true;
+    QList<StackDumps::Target> targets;
+    for (const auto& rank : m_ranks) {
+        if (rank->process->isRunning()) targets.append({rank->status.rank, rank->process->pid(), m_dir.rankStacks(rank->status.rank)});
+    }
+    m_stacks = std::make_unique<StackDumps>();
+    connect(m_stacks.get(), &StackDumps::finished, this, [this, group = m_group](const QStringList& summary) {
+        for (const QString& line : summary) log(line);
+        if (m_group == group) bringDown(SIGKILL, 0);
+    });
+    m_stacks->start(targets);
 }
 
 void LocalRun::setState(RunState state)

@@ -33,6 +33,7 @@
 #include "run_directory.h"
 #include "run_types.h"
 #include "scalar_recorder.h"
+#include "stack_dumps.h"
 #include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
@@ -106,6 +107,7 @@ private:
     void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
+    void dumpStacksThenKill();
     void concludeIfAllExited();
     // SIGKILL to every process still carrying this run's environment once its ranks are gone (local_run_ending.cpp).
     void killLeftovers();
@@ -124,6 +126,7 @@ private:
     ScalarRecorder m_scalarRecorder;
     MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
     std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
+    std::unique_ptr<StackDumps> m_stacks;               // a hung group's stacks, taken before it is killed
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;

@@ -53,6 +53,8 @@ public:
     QString path() const { return m_path; }
     QString jobFile() const { return m_path + QStringLiteral("/job.json"); }
     QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }
+    // Every thread's stack of rank N, taken when the group hung (stack_dumps.h).
+    QString rankStacks(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.stacks.txt").arg(rank); }
     // The newest checkpoints/step-*.pt, or empty.
     QString latestCheckpoint() const;
     // summary.json's "status" as the trainer wrote it, or empty.

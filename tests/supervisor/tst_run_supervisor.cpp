@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "run_supervisor.h"
+#include "stack_dumps.h"
 #include "memory_cgroup.h"
 #include "test_support.h"
 
@@ -248,8 +249,9 @@ exec sleep 60)SH"));
         QElapsedTimer clock;
         clock.start();
         QCOMPARE(::kill(static_cast<pid_t>(ranks.at(1).pid), SIGSTOP), 0);
-        QVERIFY(waitForFinish(supervisor, 15000));
-        QVERIFY2(clock.elapsed() < 3000 + 2000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(waitForFinish(supervisor, 15000 + StackDumps::kTimeoutMs));
+        // The heartbeat timeout, then at most the stacks' time bound, then the kill.
+        QVERIFY2(clock.elapsed() < 3000 + StackDumps::kTimeoutMs + 2000, qPrintable(QString::number(clock.elapsed())));
         QCOMPARE(supervisor.state(), RunState::Failed);
         QCOMPARE(supervisor.rootCause().rank, 1);
         QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("stopped heartbeating")),
@@ -257,6 +259,20 @@ exec sleep 60)SH"));
         QVERIFY(supervisor.rootCause().reason.contains(QStringLiteral("process is stopped")));
         QCOMPARE(supervisor.ranks().at(1).state, RankState::Hung);
         for (const auto& rank : ranks) QVERIFY(processGone(rank.pid));
+
+        // Before the kill, every rank's threads' stacks (gdb, installed by scripts/setup.sh): the stopped rank
+        // inside the trainer's own code, its peer inside the step it cannot finish without it.
+        const QString stacks1 = supervisor.runDir() + QStringLiteral("/logs/rank-1.stacks.txt");
+        QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("its threads' stacks: ") + stacks1),
+                 qPrintable(supervisor.rootCause().reason));
+        const QString launcherLog = readAll(supervisor.runDir() + QStringLiteral("/logs/launcher.log"));
+        for (int r = 0; r < 2; ++r) {
+            const QString text = readAll(supervisor.runDir() + QStringLiteral("/logs/rank-%1.stacks.txt").arg(r)) + launcherLog.right(1500);
+            QVERIFY2(text.contains(QStringLiteral("Thread 1 ")), qPrintable(text.left(2000)));
+            QVERIFY2(text.contains(QStringLiteral("ringmaster::trainer::Trainer::")), qPrintable(text.mid(text.indexOf(QStringLiteral("Thread 1 ")), 6000)));
+        }
+        QVERIFY2(launcherLog.contains(QStringLiteral("rank 1: ")) && launcherLog.contains(QStringLiteral(" thread(s)' stacks in ") + stacks1),
+                 qPrintable(launcherLog.right(3000)));
     }
 
     void restartResumesFromTheLatestCheckpoint()

@@ -1,0 +1,86 @@
+// StackDumps (core/supervisor/stack_dumps.h) against real processes and a real gdb: a running child's threads'
+// stacks land in its file and the summary counts them; a pid that is gone gets one line saying gdb could not
+// attach; with no gdb on PATH every target gets "gdb is not installed", and finished() still comes once.
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "stack_dumps.h"
+
+using namespace ringmaster::supervisor;
+
+namespace {
+
+QString readAll(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+} // namespace
+
+class TestStackDumps : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void runningProcessAndVanishedPid()
+    {
+        if (StackDumps::debugger().isEmpty()) QSKIP("gdb is not installed (scripts/setup.sh installs it)");
+        QTemporaryDir dir;
+        QProcess sleeper;
+        sleeper.start(QStringLiteral("sleep"), {QStringLiteral("60")});
+        QVERIFY(sleeper.waitForStarted());
+        QProcess gone;
+        gone.start(QStringLiteral("true"), {});
+        QVERIFY(gone.waitForFinished());
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        dumps.start({{0, sleeper.processId(), dir.filePath(QStringLiteral("rank-0.stacks.txt"))},
+                     {1, gone.processId(), dir.filePath(QStringLiteral("rank-1.stacks.txt"))}});
+        QVERIFY(finished.wait(StackDumps::kTimeoutMs + 5000));
+        const QStringList summary = finished.at(0).at(0).toStringList();
+        QCOMPARE(summary.size(), 2);
+        QVERIFY2(summary.at(0).startsWith(QStringLiteral("rank 0: 1 thread(s)' stacks in ")), qPrintable(summary.at(0)));
+        const QString stacks = readAll(dir.filePath(QStringLiteral("rank-0.stacks.txt")));
+        QVERIFY2(stacks.contains(QStringLiteral("Thread 1 ")) && stacks.contains(QStringLiteral("#0 ")), qPrintable(stacks));
+        QVERIFY2(summary.at(1).startsWith(QStringLiteral("rank 1: no stacks (gdb: ")), qPrintable(summary.at(1)));
+        QVERIFY(readAll(dir.filePath(QStringLiteral("rank-1.stacks.txt"))).contains(QStringLiteral("ringmaster: gdb: ")));
+        // gdb detached: the process runs on, as it was.
+        QCOMPARE(sleeper.state(), QProcess::Running);
+        sleeper.kill();
+        sleeper.waitForFinished();
+        QCOMPARE(finished.size(), 1);
+    }
+
+    void withoutGdbEveryTargetSaysSo()
+    {
+        QTemporaryDir dir;
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", dir.path().toUtf8()); // an empty folder: no gdb
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        dumps.start({{3, 1, dir.filePath(QStringLiteral("rank-3.stacks.txt"))}});
+        const bool came = finished.wait(5000);
+        qputenv("PATH", path);
+        QVERIFY(came);
+        QCOMPARE(finished.at(0).at(0).toStringList(), QStringList{QStringLiteral("rank 3: no stacks (gdb is not installed: apt install gdb)")});
+        QCOMPARE(readAll(dir.filePath(QStringLiteral("rank-3.stacks.txt"))), QStringLiteral("ringmaster: gdb is not installed: apt install gdb\n"));
+    }
+
+    void noTargetsFinishAtOnce()
+    {
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        dumps.start({});
+        QVERIFY(finished.wait(1000));
+        QVERIFY(finished.at(0).at(0).toStringList().isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStackDumps)
+#include "tst_stack_dumps.moc"
