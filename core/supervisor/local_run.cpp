@@ -424,9 +424,12 @@ void LocalRun::dumpStacksThenKill()
     // From here on, a rank that ends is a consequence, as during a bring-down; the group is killed once the
     // stacks are taken (at most StackDumps::kTimeoutMs), and only if it is still this attempt's group.
     m_bringingDown = true;
+    const QString pythonSpy = m_job.isScript() ? StackDumps::pythonSpyFor(m_job.python) : QString();
     QList<StackDumps::Target> targets;
     for (const auto& rank : m_ranks) {
-        if (rank->process->isRunning()) targets.append({rank->status.rank, rank->process->pid(), m_dir.rankStacks(rank->status.rank)});
+        if (rank->process->isRunning()) {
+            targets.append({rank->status.rank, rank->process->pid(), m_dir.rankStacks(rank->status.rank), pythonSpy});
+        }
     }
     m_stacks = std::make_unique<StackDumps>();
     connect(m_stacks.get(), &StackDumps::finished, this, [this, group = m_group](const QStringList& summary) {

@@ -1,6 +1,7 @@
 #include "stack_dumps.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTimer>
@@ -9,7 +10,8 @@
 namespace ringmaster::supervisor {
 namespace {
 
-// "Thread 3 (Thread 0x7f… (LWP 1234) "name"):" heads each thread's backtrace in gdb's output.
+// A thread's backtrace starts with "Thread 3 (Thread 0x7f… (LWP 1234) "name"):" in gdb's output and with
+// "Thread 1234 (idle): "MainThread"" in py-spy's.
 int threadsIn(const QByteArray& output)
 {
     int threads = 0;
@@ -19,11 +21,17 @@ int threadsIn(const QByteArray& output)
     return threads;
 }
 
-// gdb's last line that says why it has no stack (e.g. "ptrace: Operation not permitted.").
+// The last line of a tool's output, which says why it has no stack (e.g. "ptrace: Operation not permitted.").
 QString lastLineOf(const QByteArray& output)
 {
     const QList<QByteArray> lines = output.trimmed().split('\n');
     return lines.isEmpty() ? QString() : QString::fromUtf8(lines.last()).trimmed();
+}
+
+void writeFile(const QString& path, const QByteArray& bytes, QIODevice::OpenMode mode)
+{
+    QFile file(path);
+    if (file.open(QIODevice::WriteOnly | mode)) file.write(bytes);
 }
 
 } // namespace
@@ -32,11 +40,11 @@ StackDumps::StackDumps(QObject* parent) : QObject(parent) {}
 
 StackDumps::~StackDumps()
 {
-    for (QProcess* gdb : findChildren<QProcess*>()) {
-        gdb->disconnect(this);
-        if (gdb->state() != QProcess::NotRunning) {
-            gdb->kill();
-            gdb->waitForFinished(2000);
+    for (QProcess* tool : findChildren<QProcess*>()) {
+        tool->disconnect(this);
+        if (tool->state() != QProcess::NotRunning) {
+            tool->kill();
+            tool->waitForFinished(2000);
         }
     }
 }
@@ -46,64 +54,105 @@ QString StackDumps::debugger()
     return QStandardPaths::findExecutable(QStringLiteral("gdb"));
 }
 
+QString StackDumps::pythonSpyFor(const QString& interpreter)
+{
+    // A virtual environment's own py-spy first (pip install py-spy puts it beside the interpreter), then PATH's.
+    const QString beside = QFileInfo(interpreter).absolutePath() + QStringLiteral("/py-spy");
+    if (!interpreter.isEmpty() && QFileInfo(beside).isExecutable()) return beside;
+    return QStandardPaths::findExecutable(QStringLiteral("py-spy"));
+}
+
 void StackDumps::start(const QList<Target>& targets, int timeoutMs)
 {
     m_targets = targets;
-    m_summary = QStringList(static_cast<int>(targets.size()), QString());
+    m_timeoutMs = timeoutMs;
+    m_results = QList<Result>(targets.size());
+    m_summary = QStringList(targets.size());
     m_pending = static_cast<int>(targets.size());
-    const QString gdb = debugger();
     if (m_pending == 0) {
-        QTimer::singleShot(0, this, [this] { Q_EMIT finished(m_summary); });
+        QTimer::singleShot(0, this, [this] { Q_EMIT finished({}); });
         return;
     }
+    const QString gdb = debugger();
     for (int i = 0; i < static_cast<int>(targets.size()); ++i) {
-        const Target& target = targets.at(i);
         if (gdb.isEmpty()) {
-            QTimer::singleShot(0, this, [this, i] { done(i, 0, QStringLiteral("gdb is not installed: apt install gdb")); });
+            QTimer::singleShot(0, this, [this, i] { afterGdb(i, {}, QStringLiteral("gdb is not installed: apt install gdb")); });
             continue;
         }
-        auto* process = new QProcess(this);
-        process->setProcessChannelMode(QProcess::MergedChannels);
-        process->setStandardOutputFile(target.path, QIODevice::Truncate);
-        process->setStandardInputFile(QProcess::nullDevice());
-        connect(process, &QProcess::finished, this, [this, i, process, timeoutMs] {
-            QFile file(m_targets.at(i).path);
-            const QByteArray output = file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-            const int threads = threadsIn(output);
-            if (process->property("timedOut").toBool()) {
-                done(i, threads, QStringLiteral("gdb took longer than %1 s; what it wrote is kept").arg(timeoutMs / 1000));
-            } else {
-                done(i, threads, threads > 0 ? QString() : QStringLiteral("gdb: %1").arg(lastLineOf(output)));
-            }
-            process->deleteLater();
-        });
-        connect(process, &QProcess::errorOccurred, this, [this, i, process](QProcess::ProcessError error) {
-            if (error != QProcess::FailedToStart) return; // a crash or a kill still ends in finished()
-            done(i, 0, QStringLiteral("gdb did not start: %1").arg(process->errorString()));
-            process->deleteLater();
-        });
-        QTimer::singleShot(timeoutMs, process, [process] {
-            if (process->state() == QProcess::NotRunning) return;
-            process->setProperty("timedOut", true);
-            process->kill(); // finished() reports what it wrote
-        });
-        process->start(gdb, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(target.pid),
-                             QStringLiteral("-ex"), QStringLiteral("thread apply all bt")});
+        run(gdb, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(targets.at(i).pid),
+                  QStringLiteral("-ex"), QStringLiteral("thread apply all bt")},
+            [this, i](const QByteArray& output, const QString& trouble) { afterGdb(i, output, trouble); });
     }
 }
 
-void StackDumps::done(int index, int threads, const QString& failure)
+void StackDumps::run(const QString& program, const QStringList& arguments,
+                     std::function<void(const QByteArray&, const QString&)> then)
+{
+    auto* process = new QProcess(this);
+    process->setProcessChannelMode(QProcess::MergedChannels);
+    process->setStandardInputFile(QProcess::nullDevice());
+    const QString name = QFileInfo(program).fileName();
+    connect(process, &QProcess::finished, this, [this, process, name, then] {
+        const QString trouble = process->property("timedOut").toBool()
+                                    ? QStringLiteral("%1 took longer than %2 s; what it wrote is kept").arg(name).arg(m_timeoutMs / 1000)
+                                    : QString();
+        then(process->readAll(), trouble);
+        process->deleteLater();
+    });
+    connect(process, &QProcess::errorOccurred, this, [process, name, then](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart) return; // a crash or a kill still ends in finished()
+        then({}, QStringLiteral("%1 did not start: %2").arg(name, process->errorString()));
+        process->deleteLater();
+    });
+    QTimer::singleShot(m_timeoutMs, process, [process] {
+        if (process->state() == QProcess::NotRunning) return;
+        process->setProperty("timedOut", true);
+        process->kill();
+    });
+    process->start(program, arguments);
+}
+
+void StackDumps::afterGdb(int index, const QByteArray& output, const QString& trouble)
 {
     const Target& target = m_targets.at(index);
-    if (!m_summary.at(index).isEmpty()) return; // reported already (FailedToStart, then finished)
-    if (failure.isEmpty()) {
-        m_summary[index] = QStringLiteral("rank %1: %2 thread(s)' stacks in %3").arg(target.rank).arg(threads).arg(target.path);
-    } else {
-        QFile file(target.path);
-        if (file.open(QIODevice::Append)) file.write(QStringLiteral("ringmaster: %1\n").arg(failure).toUtf8());
-        m_summary[index] = threads > 0 ? QStringLiteral("rank %1: %2 thread(s)' stacks in %3 (%4)").arg(target.rank).arg(threads).arg(target.path, failure)
-                                       : QStringLiteral("rank %1: no stacks (%2)").arg(target.rank).arg(failure);
+    Result& result = m_results[index];
+    result.threads = threadsIn(output);
+    result.trouble = !trouble.isEmpty() ? trouble
+                     : result.threads == 0 ? QStringLiteral("gdb: %1").arg(lastLineOf(output))
+                                           : QString();
+    writeFile(target.path, output + (result.trouble.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(result.trouble).toUtf8()),
+              QIODevice::Truncate);
+    if (target.pythonSpy.isEmpty()) {
+        finish(index);
+        return;
     }
+    run(target.pythonSpy, {QStringLiteral("dump"), QStringLiteral("--pid"), QString::number(target.pid)},
+        [this, index](const QByteArray& pyOutput, const QString& pyTrouble) {
+            Result& r = m_results[index];
+            r.pythonThreads = threadsIn(pyOutput);
+            const QString failure = !pyTrouble.isEmpty() ? pyTrouble
+                                    : r.pythonThreads == 0 ? QStringLiteral("py-spy: %1").arg(lastLineOf(pyOutput))
+                                                           : QString();
+            if (!failure.isEmpty()) r.trouble += (r.trouble.isEmpty() ? QString() : QStringLiteral("; ")) + failure;
+            writeFile(m_targets.at(index).path,
+                      "\nringmaster: the Python stacks (py-spy dump):\n" + pyOutput +
+                          (failure.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(failure).toUtf8()),
+                      QIODevice::Append);
+            finish(index);
+        });
+}
+
+void StackDumps::finish(int index)
+{
+    const Target& target = m_targets.at(index);
+    const Result& result = m_results.at(index);
+    QString line = result.threads > 0 || result.pythonThreads > 0
+                       ? QStringLiteral("rank %1: %2 thread(s)' stacks").arg(target.rank).arg(result.threads)
+                       : QStringLiteral("rank %1: no stacks").arg(target.rank);
+    if (result.pythonThreads > 0) line += QStringLiteral(", %1 Python thread(s)").arg(result.pythonThreads);
+    if (result.threads > 0 || result.pythonThreads > 0) line += QStringLiteral(" in %1").arg(target.path);
+    if (!result.trouble.isEmpty()) line += QStringLiteral(" (%1)").arg(result.trouble);
+    m_summary[index] = line;
     if (--m_pending == 0) Q_EMIT finished(m_summary);
 }
 

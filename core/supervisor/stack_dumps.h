@@ -4,13 +4,17 @@
 // all at once, never through a shell, each bounded by a timeout, written to RUN_DIR/logs/rank-N.stacks.txt.
 // gdb attaches to a stopped process (SIGSTOP) as well as to one blocked in a collective, and detaches leaving it
 // as it was; its frames name the trainer's functions and lines (the build keeps line tables) and, for a script's
-// rank, the interpreter's C frames. Without gdb, or when it cannot attach (another debugger holds the process,
+// rank, the interpreter's C frames, followed by its Python stacks from `py-spy dump --pid PID` when py-spy is
+// beside the interpreter or on PATH. Without gdb, or when it cannot attach (another debugger holds the process,
 // ptrace is restricted), the file and the summary say so, and the group is killed all the same.
 
 #include <QList>
+#include <QByteArray>
 #include <QObject>
 #include <QString>
 #include <QStringList>
+
+#include <functional>
 
 namespace ringmaster::supervisor {
 
@@ -19,36 +23,50 @@ class StackDumps : public QObject
     Q_OBJECT
 
 public:
-    static constexpr int kTimeoutMs = 30000; // gdb takes about 3 s per trainer rank on a busy 2-core machine
+    static constexpr int kTimeoutMs = 30000; // per tool; gdb takes about 3 s per trainer rank on a busy 2-core machine
 
     struct Target
     {
         int rank = 0;
         qint64 pid = 0;
-        QString path; // where the stacks go
+        QString path;       // where the stacks go
+        QString pythonSpy;  // a script's rank: py-spy, for its Python stacks after gdb's (empty: none)
     };
 
     explicit StackDumps(QObject* parent = nullptr);
-    ~StackDumps() override; // a gdb still running is killed (its target is left as it was)
+    ~StackDumps() override; // a tool still running is killed (its target is left as it was)
 
     // gdb's path, or empty when it is not installed.
     static QString debugger();
+    // The py-spy for a script's interpreter: beside it (its virtual environment's), else on PATH, else empty.
+    static QString pythonSpyFor(const QString& interpreter);
 
     // One dump per target, at once; finished() follows when every one has ended or timed out (at once when
     // there is no target or no gdb). Call once.
     void start(const QList<Target>& targets, int timeoutMs = kTimeoutMs);
 
 Q_SIGNALS:
-    // One line per target, in rank order: "rank 1: 9 thread(s)' stacks in PATH", with "(gdb took longer than …)"
-    // when it was stopped part way, or "rank 1: no stacks (REASON)".
+    // One line per target, in rank order: "rank 1: 9 thread(s)' stacks[, 2 Python thread(s)] in PATH", with
+    // "(gdb took longer than …)" when a tool was stopped part way, or "rank 1: no stacks (REASON)".
     void finished(const QStringList& summary);
 
 private:
-    void done(int index, int threads, const QString& failure);
+    struct Result
+    {
+        int threads = 0;
+        int pythonThreads = 0;
+        QString trouble;
+    };
+    void run(const QString& program, const QStringList& arguments,
+             std::function<void(const QByteArray& output, const QString& trouble)> then);
+    void afterGdb(int index, const QByteArray& output, const QString& trouble);
+    void finish(int index);
 
     QList<Target> m_targets;
+    QList<Result> m_results;
     QStringList m_summary;
     int m_pending = 0;
+    int m_timeoutMs = kTimeoutMs;
 };
 
 } // namespace ringmaster::supervisor
