@@ -29,7 +29,8 @@ from tensorboardX import SummaryWriter as XWriter
 
 run_dir, go = os.environ["RINGMASTER_RUN_DIR"], sys.argv[1]
 torch_writer = SummaryWriter(os.path.join(run_dir, "tb-torch"))
-x_writer = XWriter(os.path.join(run_dir, "tb-x"))
+# tensorboardX's flush() does not wait for its queue: what is still queued is written at the next flush_secs.
+x_writer = XWriter(os.path.join(run_dir, "tb-x"), flush_secs=1)
 
 def log(step):
     torch_writer.add_scalar("torch/loss", 1.0 / (step + 1), step)
