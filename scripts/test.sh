@@ -44,8 +44,6 @@ if [ "$cuda" != 0 ]; then
      "$here/scripts/build-trainer.sh" --python "${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python" \
        --build-dir "$cuda_build" --with-tests --no-install; then
     export RINGMASTER_CUDA_TRAINER=$cuda_build/app/ringmaster-trainer
-    # The pinned frameworks (torch 2.x, tensorboard, tensorboardX) for the tests that check against the real things.
-    export RINGMASTER_FRAMEWORK_PYTHON=${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python
   else
     echo "test: the CUDA build failed; its tests are not run"
     status=1
@@ -53,6 +51,10 @@ if [ "$cuda" != 0 ]; then
   fi
 fi
 cuda_built=$(date +%s)
+# The pinned frameworks (torch 2.x, TensorBoard, Lightning, Accelerate, py-spy) for the tests that check against the
+# real things: the environment of step 2, also when an earlier run made it and this one skipped the CUDA build.
+framework_python=${RINGMASTER_TORCH_ENV:-$here/.torch-env}/bin/python
+if [ -x "$framework_python" ]; then export RINGMASTER_FRAMEWORK_PYTHON=$framework_python; fi
 
 (cd "$build" && ctest --output-on-failure --timeout 900 "$@") || status=$?
 if [ "$cuda" != 0 ]; then

@@ -1,6 +1,7 @@
 #include "local_run.h"
 #include "local_run_rank.h"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonObject>
 
@@ -15,6 +16,7 @@
 #include "proc_info.h"
 #include "rank_command.h"
 #include "rank_process.h"
+#include "script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -281,6 +283,8 @@ void LocalRun::launchGroup()
     QString command;
     QList<RankCommand> started;
     for (int r = 0; r < world; ++r) {
+        // An earlier attempt's exception (@record) is not this attempt's.
+        if (m_job.isScript()) QFile::remove(errorFileOf(runDir(), QString::number(r)));
         auto rank = std::make_unique<Rank>();
         rank->status.rank = r;
         rank->status.gpu = cuda ? m_checked.gpus.value(r, -1) : -1;
@@ -421,8 +425,9 @@ void LocalRun::onWatchdog()
 
 void LocalRun::dumpStacksThenKill()
 {
-    // From here on, a rank that ends is a consequence, as during a bring-down; the group is killed once the
-    // stacks are taken (at most StackDumps::kTimeoutMs), and only if it is still this attempt's group.
+    // From here on a rank that ends is a consequence, as during a bring-down. The group is killed once the stacks
+    // are taken, which StackDumps bounds whatever its tools do; a dump still running when every rank is gone
+    // anyway is dropped (concludeIfAllExited), so it never outlives this attempt.
     m_bringingDown = true;
     const QString pythonSpy = m_job.isScript() ? StackDumps::pythonSpyFor(m_job.python) : QString();
     QList<StackDumps::Target> targets;
@@ -432,9 +437,10 @@ void LocalRun::dumpStacksThenKill()
         }
     }
     m_stacks = std::make_unique<StackDumps>();
-    connect(m_stacks.get(), &StackDumps::finished, this, [this, group = m_group](const QStringList& summary) {
+    connect(m_stacks.get(), &StackDumps::finished, this, [this](const QStringList& summary) {
         for (const QString& line : summary) log(line);
-        if (m_group == group) bringDown(SIGKILL, 0);
+        m_stacks.release()->deleteLater(); // not deleted inside its own signal
+        bringDown(SIGKILL, 0);
     });
     m_stacks->start(targets);
 }

@@ -165,6 +165,7 @@ void LocalRun::concludeIfAllExited()
     }
     m_escalation.stop();
     m_verdictWindow.stop();
+    m_stacks.reset(); // a hung group's dump that its ranks did not wait for (they all ended): its tools are killed
     killLeftovers();
     if (!m_dirLost) {
         if (const QString lost = m_dir.lostReason(); !lost.isEmpty()) {

@@ -45,6 +45,10 @@ void prepareChild(pid_t groupLeader, pid_t supervisorPid, int maxFd)
     if (::setpgid(0, groupLeader) != 0) childFailure("cannot join the job's process group");
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) childFailure("cannot ask to die with the supervisor"); // even if it is SIGKILLed
     if (::getppid() != supervisorPid) ::_exit(127); // the supervisor died before prctl took effect
+    // A hung rank's stacks (stack_dumps.h) are taken by gdb and py-spy, which are the supervisor's children: where
+    // Yama lets a process trace only its own descendants (ptrace_scope 1, Ubuntu's default), this rank lets the
+    // supervisor and its descendants attach. Without Yama the call fails (EINVAL) and nothing changes.
+    [[maybe_unused]] const int tracer = ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(supervisorPid), 0, 0, 0);
     // "Checkpoint now" (SIGUSR1) is ignored until the program installs a handler, as the trainer does
     // and a script may: a script without one keeps training instead of dying of the default action.
     struct sigaction ignore{};

@@ -1,5 +1,6 @@
 #include "stack_dumps.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -26,12 +27,6 @@ QString lastLineOf(const QByteArray& output)
 {
     const QList<QByteArray> lines = output.trimmed().split('\n');
     return lines.isEmpty() ? QString() : QString::fromUtf8(lines.last()).trimmed();
-}
-
-void writeFile(const QString& path, const QByteArray& bytes, QIODevice::OpenMode mode)
-{
-    QFile file(path);
-    if (file.open(QIODevice::WriteOnly | mode)) file.write(bytes);
 }
 
 } // namespace
@@ -73,15 +68,47 @@ void StackDumps::start(const QList<Target>& targets, int timeoutMs)
         QTimer::singleShot(0, this, [this] { Q_EMIT finished({}); });
         return;
     }
-    const QString gdb = debugger();
-    for (int i = 0; i < static_cast<int>(targets.size()); ++i) {
-        if (gdb.isEmpty()) {
-            QTimer::singleShot(0, this, [this, i] { afterGdb(i, {}, QStringLiteral("gdb is not installed: apt install gdb")); });
-            continue;
+    // Whatever the tools do (one stuck where even SIGKILL cannot end it), finished() comes by this deadline:
+    // each round of kMaxConcurrent targets runs gdb, then py-spy, each bounded by timeoutMs.
+    const int rounds = (static_cast<int>(targets.size()) + kMaxConcurrent - 1) / kMaxConcurrent;
+    QTimer::singleShot(rounds * 2 * timeoutMs + kDeadlineMarginMs, this, [this] {
+        for (int i = 0; i < static_cast<int>(m_targets.size()); ++i) {
+            if (m_results.at(i).done) continue;
+            addTrouble(i, QStringLiteral("the dump's deadline passed first"));
+            finish(i);
         }
-        run(gdb, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(targets.at(i).pid),
-                  QStringLiteral("-ex"), QStringLiteral("thread apply all bt")},
-            [this, i](const QByteArray& output, const QString& trouble) { afterGdb(i, output, trouble); });
+    });
+    for (int i = 0; i < static_cast<int>(targets.size()); ++i) m_queue.append(i);
+    for (int i = 0; i < kMaxConcurrent && !m_queue.isEmpty(); ++i) startNext();
+}
+
+void StackDumps::startNext()
+{
+    const int index = m_queue.takeFirst();
+    const QString gdb = debugger();
+    const QString header = QStringLiteral("==== %1: every thread's stack of rank %2 (pid %3), taken by Ringmaster\n")
+                               .arg(QDateTime::currentDateTime().toString(Qt::ISODateWithMs))
+                               .arg(m_targets.at(index).rank)
+                               .arg(m_targets.at(index).pid);
+    append(index, header.toUtf8());
+    if (gdb.isEmpty()) {
+        QTimer::singleShot(0, this, [this, index] { afterGdb(index, {}, QStringLiteral("gdb is not installed: apt install gdb")); });
+        return;
+    }
+    run(gdb, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(m_targets.at(index).pid),
+              QStringLiteral("-ex"), QStringLiteral("thread apply all bt")},
+        [this, index](const QByteArray& output, const QString& trouble) { afterGdb(index, output, trouble); });
+}
+
+void StackDumps::append(int index, const QByteArray& bytes)
+{
+    // Appended: a later attempt's hang adds its own section, and the earlier root cause's file stays true.
+    QFile file(m_targets.at(index).path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Append) || file.write(bytes) != bytes.size()) {
+        if (!m_results.at(index).writeFailed) {
+            m_results[index].writeFailed = true;
+            addTrouble(index, QStringLiteral("cannot write %1: %2").arg(file.fileName(), file.errorString()));
+        }
     }
 }
 
@@ -114,38 +141,47 @@ void StackDumps::run(const QString& program, const QStringList& arguments,
 
 void StackDumps::afterGdb(int index, const QByteArray& output, const QString& trouble)
 {
+    if (m_results.at(index).done) return; // the deadline came first
     const Target& target = m_targets.at(index);
     Result& result = m_results[index];
     result.threads = threadsIn(output);
-    result.trouble = !trouble.isEmpty() ? trouble
-                     : result.threads == 0 ? QStringLiteral("gdb: %1").arg(lastLineOf(output))
-                                           : QString();
-    writeFile(target.path, output + (result.trouble.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(result.trouble).toUtf8()),
-              QIODevice::Truncate);
+    const QString failure = !trouble.isEmpty() ? trouble
+                            : result.threads == 0 ? QStringLiteral("gdb: %1").arg(lastLineOf(output))
+                                                  : QString();
+    append(index, output + (failure.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(failure).toUtf8()));
+    addTrouble(index, failure);
     if (target.pythonSpy.isEmpty()) {
         finish(index);
         return;
     }
     run(target.pythonSpy, {QStringLiteral("dump"), QStringLiteral("--pid"), QString::number(target.pid)},
         [this, index](const QByteArray& pyOutput, const QString& pyTrouble) {
+            if (m_results.at(index).done) return;
             Result& r = m_results[index];
             r.pythonThreads = threadsIn(pyOutput);
-            const QString failure = !pyTrouble.isEmpty() ? pyTrouble
-                                    : r.pythonThreads == 0 ? QStringLiteral("py-spy: %1").arg(lastLineOf(pyOutput))
-                                                           : QString();
-            if (!failure.isEmpty()) r.trouble += (r.trouble.isEmpty() ? QString() : QStringLiteral("; ")) + failure;
-            writeFile(m_targets.at(index).path,
-                      "\nringmaster: the Python stacks (py-spy dump):\n" + pyOutput +
-                          (failure.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(failure).toUtf8()),
-                      QIODevice::Append);
+            const QString pyFailure = !pyTrouble.isEmpty() ? pyTrouble
+                                      : r.pythonThreads == 0 ? QStringLiteral("py-spy: %1").arg(lastLineOf(pyOutput))
+                                                             : QString();
+            append(index, "\nringmaster: the Python stacks (py-spy dump):\n" + pyOutput +
+                              (pyFailure.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(pyFailure).toUtf8()));
+            addTrouble(index, pyFailure);
             finish(index);
         });
+}
+
+void StackDumps::addTrouble(int index, const QString& trouble)
+{
+    if (trouble.isEmpty()) return;
+    QString& all = m_results[index].trouble;
+    all += (all.isEmpty() ? QString() : QStringLiteral("; ")) + trouble;
 }
 
 void StackDumps::finish(int index)
 {
     const Target& target = m_targets.at(index);
-    const Result& result = m_results.at(index);
+    Result& result = m_results[index];
+    if (result.done) return;
+    result.done = true;
     QString line = result.threads > 0 || result.pythonThreads > 0
                        ? QStringLiteral("rank %1: %2 thread(s)' stacks").arg(target.rank).arg(result.threads)
                        : QStringLiteral("rank %1: no stacks").arg(target.rank);
@@ -153,6 +189,7 @@ void StackDumps::finish(int index)
     if (result.threads > 0 || result.pythonThreads > 0) line += QStringLiteral(" in %1").arg(target.path);
     if (!result.trouble.isEmpty()) line += QStringLiteral(" (%1)").arg(result.trouble);
     m_summary[index] = line;
+    if (!m_queue.isEmpty()) startNext();
     if (--m_pending == 0) Q_EMIT finished(m_summary);
 }
 

@@ -24,6 +24,9 @@ class StackDumps : public QObject
 
 public:
     static constexpr int kTimeoutMs = 30000; // per tool; gdb takes about 3 s per trainer rank on a busy 2-core machine
+    // gdb loads LibTorch's symbols (hundreds of MB with CUDA): at most this many ranks are dumped at once.
+    static constexpr int kMaxConcurrent = 4;
+    static constexpr int kDeadlineMarginMs = 2000;
 
     struct Target
     {
@@ -41,8 +44,10 @@ public:
     // The py-spy for a script's interpreter: beside it (its virtual environment's), else on PATH, else empty.
     static QString pythonSpyFor(const QString& interpreter);
 
-    // One dump per target, at once; finished() follows when every one has ended or timed out (at once when
-    // there is no target or no gdb). Call once.
+    // One dump per target, kMaxConcurrent at a time, each appended to its file under a dated header;
+    // finished() follows when every one has ended or timed out, and in any case by the deadline (every round of
+    // kMaxConcurrent targets given gdb's and py-spy's timeouts, plus kDeadlineMarginMs), also when a tool
+    // cannot be ended. At once when there is no target. Call once.
     void start(const QList<Target>& targets, int timeoutMs = kTimeoutMs);
 
 Q_SIGNALS:
@@ -56,15 +61,21 @@ private:
         int threads = 0;
         int pythonThreads = 0;
         QString trouble;
+        bool writeFailed = false;
+        bool done = false;
     };
+    void startNext();
     void run(const QString& program, const QStringList& arguments,
              std::function<void(const QByteArray& output, const QString& trouble)> then);
+    void append(int index, const QByteArray& bytes);
     void afterGdb(int index, const QByteArray& output, const QString& trouble);
+    void addTrouble(int index, const QString& trouble);
     void finish(int index);
 
     QList<Target> m_targets;
     QList<Result> m_results;
     QStringList m_summary;
+    QList<int> m_queue; // targets not started yet
     int m_pending = 0;
     int m_timeoutMs = kTimeoutMs;
 };

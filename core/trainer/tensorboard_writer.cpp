@@ -1,6 +1,7 @@
 #include "tensorboard_writer.h"
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -33,6 +34,23 @@ std::string hostName()
     return name;
 }
 
+// TensorBoard reads a folder's event files in name order, so this run's must sort after every earlier one (a
+// resume's cut file from the same second, a pid with more digits): its seconds are past the newest file's.
+long long secondsAfterEveryFileIn(const std::filesystem::path& folder)
+{
+    long long seconds = static_cast<long long>(std::time(nullptr));
+    std::error_code error;
+    const std::string prefix = tb::kEventFilePrefix;
+    for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        long long existing = 0;
+        const auto [rest, parsed] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), existing);
+        if (parsed == std::errc() && existing >= seconds) seconds = existing + 1;
+    }
+    return seconds;
+}
+
 } // namespace
 
 std::unique_ptr<TensorBoardWriter> TensorBoardWriter::forRunDir(const std::string& runDir)
@@ -40,8 +58,8 @@ std::unique_ptr<TensorBoardWriter> TensorBoardWriter::forRunDir(const std::strin
     const std::filesystem::path folder = std::filesystem::path(runDir) / kTensorBoardDir;
     std::error_code error;
     std::filesystem::create_directories(folder, error); // a failure shows as the open's error below
-    const std::string name = std::string(tb::kEventFilePrefix) + std::to_string(static_cast<long long>(std::time(nullptr))) +
-                             "." + hostName() + "." + std::to_string(static_cast<long>(::getpid()));
+    const std::string name = std::string(tb::kEventFilePrefix) + std::to_string(secondsAfterEveryFileIn(folder)) + "." +
+                             hostName() + "." + std::to_string(static_cast<long>(::getpid()));
     return std::make_unique<TensorBoardWriter>((folder / name).string());
 }
 

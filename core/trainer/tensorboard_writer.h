@@ -32,7 +32,8 @@ public:
         double value = 0.0; // written as a float32 simple_value, as TensorBoard's own writers do
     };
 
-    // RUN_DIR/tb/events.out.tfevents.<unix seconds>.<hostname>.<pid>, with RUN_DIR/tb created.
+    // RUN_DIR/tb/events.out.tfevents.<unix seconds>.<hostname>.<pid>, with RUN_DIR/tb created; the seconds are
+    // later than those of every event file already there, so TensorBoard reads this one last.
     static std::unique_ptr<TensorBoardWriter> forRunDir(const std::string& runDir);
 
     // Creates (truncates) path and writes the file_version record.

@@ -265,9 +265,10 @@ exec sleep 60)SH"));
         const QString stacks1 = supervisor.runDir() + QStringLiteral("/logs/rank-1.stacks.txt");
         QVERIFY2(supervisor.rootCause().reason.contains(QStringLiteral("its threads' stacks: ") + stacks1),
                  qPrintable(supervisor.rootCause().reason));
+        if (StackDumps::debugger().isEmpty()) QSKIP("gdb is not installed (scripts/setup.sh installs it): no stacks to check");
         const QString launcherLog = readAll(supervisor.runDir() + QStringLiteral("/logs/launcher.log"));
         for (int r = 0; r < 2; ++r) {
-            const QString text = readAll(supervisor.runDir() + QStringLiteral("/logs/rank-%1.stacks.txt").arg(r)) + launcherLog.right(1500);
+            const QString text = readAll(supervisor.runDir() + QStringLiteral("/logs/rank-%1.stacks.txt").arg(r));
             QVERIFY2(text.contains(QStringLiteral("Thread 1 ")), qPrintable(text.left(2000)));
             QVERIFY2(text.contains(QStringLiteral("ringmaster::trainer::Trainer::")), qPrintable(text.mid(text.indexOf(QStringLiteral("Thread 1 ")), 6000)));
         }

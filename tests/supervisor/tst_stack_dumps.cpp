@@ -9,6 +9,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <memory>
+#include <vector>
+
 #include "stack_dumps.h"
 
 using namespace ringmaster::supervisor;
@@ -40,8 +43,8 @@ private Q_SLOTS:
         QVERIFY(gone.waitForFinished());
         StackDumps dumps;
         QSignalSpy finished(&dumps, &StackDumps::finished);
-        dumps.start({{0, sleeper.processId(), dir.filePath(QStringLiteral("rank-0.stacks.txt"))},
-                     {1, gone.processId(), dir.filePath(QStringLiteral("rank-1.stacks.txt"))}});
+        dumps.start({{0, sleeper.processId(), dir.filePath(QStringLiteral("rank-0.stacks.txt")), QString()},
+                     {1, gone.processId(), dir.filePath(QStringLiteral("rank-1.stacks.txt")), QString()}});
         QVERIFY(finished.wait(StackDumps::kTimeoutMs + 5000));
         const QStringList summary = finished.at(0).at(0).toStringList();
         QCOMPARE(summary.size(), 2);
@@ -55,6 +58,42 @@ private Q_SLOTS:
         sleeper.kill();
         sleeper.waitForFinished();
         QCOMPARE(finished.size(), 1);
+        // A second dump (a later attempt's hang) adds its section: the first stays.
+        StackDumps again;
+        QSignalSpy againFinished(&again, &StackDumps::finished);
+        again.start({{1, gone.processId(), dir.filePath(QStringLiteral("rank-0.stacks.txt")), QString()}});
+        QVERIFY(againFinished.wait(StackDumps::kTimeoutMs + 5000));
+        const QString both = readAll(dir.filePath(QStringLiteral("rank-0.stacks.txt")));
+        QCOMPARE(both.count(QStringLiteral("==== ")), 2);
+        QVERIFY(both.startsWith(stacks));
+    }
+
+    // More targets than kMaxConcurrent: every one is dumped, a few at a time, and finished() comes once.
+    void manyTargetsAFewAtATime()
+    {
+        if (StackDumps::debugger().isEmpty()) QSKIP("gdb is not installed (scripts/setup.sh installs it)");
+        QTemporaryDir dir;
+        std::vector<std::unique_ptr<QProcess>> sleepers;
+        QList<StackDumps::Target> targets;
+        for (int rank = 0; rank < StackDumps::kMaxConcurrent + 2; ++rank) {
+            sleepers.push_back(std::make_unique<QProcess>());
+            sleepers.back()->start(QStringLiteral("sleep"), {QStringLiteral("60")});
+            QVERIFY(sleepers.back()->waitForStarted());
+            targets.append({rank, sleepers.back()->processId(), dir.filePath(QStringLiteral("rank-%1.stacks.txt").arg(rank)), QString()});
+        }
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        dumps.start(targets);
+        QVERIFY(finished.wait(4 * StackDumps::kTimeoutMs));
+        const QStringList summary = finished.at(0).at(0).toStringList();
+        QCOMPARE(summary.size(), static_cast<int>(targets.size()));
+        for (int rank = 0; rank < static_cast<int>(targets.size()); ++rank) {
+            QVERIFY2(summary.at(rank).startsWith(QStringLiteral("rank %1: 1 thread(s)' stacks in ").arg(rank)), qPrintable(summary.at(rank)));
+        }
+        for (auto& sleeper : sleepers) sleeper->kill();
+        for (auto& sleeper : sleepers) sleeper->waitForFinished();
+        QTest::qWait(100);
+        QCOMPARE(finished.size(), 1);
     }
 
     void withoutGdbEveryTargetSaysSo()
@@ -64,12 +103,15 @@ private Q_SLOTS:
         qputenv("PATH", dir.path().toUtf8()); // an empty folder: no gdb
         StackDumps dumps;
         QSignalSpy finished(&dumps, &StackDumps::finished);
-        dumps.start({{3, 1, dir.filePath(QStringLiteral("rank-3.stacks.txt"))}});
+        dumps.start({{3, 1, dir.filePath(QStringLiteral("rank-3.stacks.txt")), QString()}});
         const bool came = finished.wait(5000);
         qputenv("PATH", path);
         QVERIFY(came);
         QCOMPARE(finished.at(0).at(0).toStringList(), QStringList{QStringLiteral("rank 3: no stacks (gdb is not installed: apt install gdb)")});
-        QCOMPARE(readAll(dir.filePath(QStringLiteral("rank-3.stacks.txt"))), QStringLiteral("ringmaster: gdb is not installed: apt install gdb\n"));
+        const QString text = readAll(dir.filePath(QStringLiteral("rank-3.stacks.txt")));
+        QVERIFY2(text.startsWith(QStringLiteral("==== ")) && text.contains(QStringLiteral(": every thread's stack of rank 3 (pid 1)")) &&
+                     text.endsWith(QStringLiteral("\nringmaster: gdb is not installed: apt install gdb\n")),
+                 qPrintable(text));
     }
 
     void noTargetsFinishAtOnce()

@@ -216,7 +216,7 @@ QString batchScriptText(const BatchScriptInput& input)
       << QStringLiteral("export OMP_NUM_THREADS=\"${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}\"")
       << QStringLiteral("# torchrun's defaults, and the run device's switch for Accelerate, unless the environment sets them.");
     for (const auto& [name, value] : scriptDefaultsFor(job.device)) {
-        s << QStringLiteral("export %1=\"${%1:-%2}\"").arg(QLatin1String(name), QLatin1String(value));
+        s << QStringLiteral("export %1=\"${%1-%2}\"").arg(QLatin1String(name), QLatin1String(value)); // set, even empty: kept
     }
     if (!input.helperDir.isEmpty()) {
         s << QStringLiteral("# `import ringmaster` (the helper module) works without installing anything.")
