@@ -6,6 +6,7 @@ finds in a logdir."""
 import csv
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -119,4 +120,32 @@ def launch(project, arguments, timeout=240, wait=True):
             run.finish(timeout)
         finally:
             run.kill()
+    return run
+
+
+def assert_a_raising_rank_is_the_root_cause(project, recipe, timeout=240):
+    """The example scripts' --fail-rank 1 --fail-step 5: the launcher fails, naming rank 1 and its exception."""
+    run = launch(project, recipe + ["--", "--epochs", "3", "--fail-rank", "1", "--fail-step", "5"], timeout=timeout)
+    assert run.returncode == 1, run.output
+    summary = json.loads((run.dir / "summary.json").read_text())
+    assert summary["status"] == "failed"
+    cause = json.dumps(summary)
+    assert "rank 1" in cause and "RuntimeError: injected failure on rank 1 at step 5" in cause, cause
+
+
+def stop_with_ctrl_c(project, recipe, ready, what, timeout=240):
+    """Starts a long run, waits until ready(run), sends the launcher SIGINT (Ctrl-C) and checks that the run ended
+    stopped with every rank gone; returns the run."""
+    run = launch(project, recipe + ["--", "--epochs", "1000", "--step-sleep", "0.01"], wait=False)
+    try:
+        wait_until(lambda: ready(run) or run.proc.poll() is not None, timeout, what)
+        assert run.proc.poll() is None, run.finish(timeout).output
+        pids = [rank_pid(run.dir, rank) for rank in range(2)]
+        run.proc.send_signal(signal.SIGINT)
+        run.finish(timeout)
+    finally:
+        run.kill()
+    assert json.loads((run.dir / "summary.json").read_text())["status"] == "stopped", run.output
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), pid
     return run

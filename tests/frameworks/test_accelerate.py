@@ -11,15 +11,14 @@ run unchanged by `ringmaster-launch --script train.py --nproc 2 --device cpu --t
 Runs in RINGMASTER_FRAMEWORK_PYTHON (scripts/test.sh sets it to .torch-env/bin/python: torch 2.11, accelerate 1.16);
 without it the tests are skipped and say why."""
 import json
-import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from framework_runs import (FRAMEWORK_PYTHON, SKIP_REASON, float32, launch, rank_pid, read_scalars,  # noqa: E402
-                            tensorboard_scalars, wait_until)
+from framework_runs import (FRAMEWORK_PYTHON, SKIP_REASON, assert_a_raising_rank_is_the_root_cause,  # noqa: E402
+                            float32, launch, read_scalars, stop_with_ctrl_c, tensorboard_scalars)
 
 pytestmark = pytest.mark.skipif(not FRAMEWORK_PYTHON, reason=SKIP_REASON)
 TIMEOUT = 240
@@ -54,25 +53,9 @@ def test_values_reach_scalars_csv_from_the_tracker_and_the_helper(project):
 
 
 def test_a_rank_that_raises_is_the_root_cause(project):
-    run = launch(project, RECIPE + ["--", "--epochs", "3", "--fail-rank", "1", "--fail-step", "5"], timeout=TIMEOUT)
-    assert run.returncode == 1, run.output
-    summary = json.loads((run.dir / "summary.json").read_text())
-    assert summary["status"] == "failed"
-    cause = json.dumps(summary)
-    assert "rank 1" in cause and "RuntimeError: injected failure on rank 1 at step 5" in cause, cause
+    assert_a_raising_rank_is_the_root_cause(project, RECIPE, TIMEOUT)
 
 
 def test_ctrl_c_stops_every_rank(project):
-    run = launch(project, RECIPE + ["--", "--epochs", "1000", "--step-sleep", "0.01"], wait=False)
-    try:
-        wait_until(lambda: len(read_scalars(run.dir).get("helper_loss", [])) >= 5 or run.proc.poll() is not None,
-                   TIMEOUT, "five steps")
-        assert run.proc.poll() is None, run.finish(TIMEOUT).output
-        pids = [rank_pid(run.dir, rank) for rank in range(2)]
-        run.proc.send_signal(signal.SIGINT)
-        run.finish(TIMEOUT)
-    finally:
-        run.kill()
-    assert json.loads((run.dir / "summary.json").read_text())["status"] == "stopped", run.output
-    for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), pid
+    stop_with_ctrl_c(project, RECIPE, lambda run: len(read_scalars(run.dir).get("helper_loss", [])) >= 5, "five steps",
+                     TIMEOUT)

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from framework_runs import (FRAMEWORK_PYTHON, HELPER_DIR, SKIP_REASON, float32, free_port,  # noqa: E402
-                            launch, rank_pid, read_scalars, tensorboard_scalars, wait_until)
+from framework_runs import (FRAMEWORK_PYTHON, HELPER_DIR, SKIP_REASON,  # noqa: E402
+                            assert_a_raising_rank_is_the_root_cause, float32, free_port, launch, rank_pid,
+                            read_scalars, stop_with_ctrl_c, tensorboard_scalars, wait_until)
 
 pytestmark = pytest.mark.skipif(not FRAMEWORK_PYTHON, reason=SKIP_REASON)
 TIMEOUT = 240
@@ -88,29 +89,12 @@ def test_values_reach_scalars_csv_from_lightnings_own_logger(project):
 
 
 def test_a_rank_that_raises_is_the_root_cause(project):
-    run = launch(project, RECIPE + ["--", "--epochs", "3", "--fail-rank", "1", "--fail-step", "5"], timeout=TIMEOUT)
-    assert run.returncode == 1, run.output
-    summary = json.loads((run.dir / "summary.json").read_text())
-    assert summary["status"] == "failed"
-    cause = json.dumps(summary)
-    assert "rank 1" in cause and "RuntimeError: injected failure on rank 1 at step 5" in cause, cause
+    assert_a_raising_rank_is_the_root_cause(project, RECIPE, TIMEOUT)
 
 
 def test_ctrl_c_stops_every_rank_and_leaves_lightnings_checkpoint(project):
-    run = launch(project, RECIPE + ["--", "--epochs", "1000", "--step-sleep", "0.01"], wait=False)
-    try:
-        wait_until(lambda: (project / "checkpoints" / "last.ckpt").exists() or run.proc.poll() is not None, TIMEOUT,
-                   "Lightning's first checkpoint")
-        assert run.proc.poll() is None, run.finish(TIMEOUT).output
-        pids = [rank_pid(run.dir, rank) for rank in range(2)]
-        run.proc.send_signal(signal.SIGINT)
-        run.finish(TIMEOUT)
-    finally:
-        run.kill()
-    summary = json.loads((run.dir / "summary.json").read_text())
-    assert summary["status"] == "stopped", run.output
-    for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), pid
+    stop_with_ctrl_c(project, RECIPE, lambda run: (project / "checkpoints" / "last.ckpt").exists(),
+                     "Lightning's first checkpoint", TIMEOUT)
     epoch, step = checkpoint_position(project / "checkpoints" / "last.ckpt")
     assert step >= STEPS_PER_EPOCH and step % STEPS_PER_EPOCH == 0 and epoch == step // STEPS_PER_EPOCH - 1
 
