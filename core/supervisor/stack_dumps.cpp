@@ -72,6 +72,7 @@ void StackDumps::start(const QList<Target>& targets, int timeoutMs)
     // each round of kMaxConcurrent targets runs gdb, then py-spy, each bounded by timeoutMs.
     const int rounds = (static_cast<int>(targets.size()) + kMaxConcurrent - 1) / kMaxConcurrent;
     QTimer::singleShot(rounds * 2 * timeoutMs + kDeadlineMarginMs, this, [this] {
+        m_queue.clear(); // nothing starts after the deadline
         for (int i = 0; i < static_cast<int>(m_targets.size()); ++i) {
             if (m_results.at(i).done) continue;
             addTrouble(i, QStringLiteral("the dump's deadline passed first"));
