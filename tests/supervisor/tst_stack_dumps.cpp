@@ -3,6 +3,7 @@
 // attach; with no gdb on PATH every target gets "gdb is not installed", and finished() still comes once.
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QSignalSpy>
@@ -112,6 +113,33 @@ private Q_SLOTS:
         QVERIFY2(text.startsWith(QStringLiteral("==== ")) && text.contains(QStringLiteral(": every thread's stack of rank 3 (pid 1)")) &&
                      text.endsWith(QStringLiteral("\nringmaster: gdb is not installed: apt install gdb\n")),
                  qPrintable(text));
+    }
+
+    // A tool that does not end by the timeout is killed, what it wrote kept, and the summary says so.
+    void aToolPastItsTimeoutIsKilledAndItsOutputKept()
+    {
+        QTemporaryDir dir;
+        const QString fake = dir.filePath(QStringLiteral("gdb"));
+        QFile script(fake);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write("#!/bin/sh\necho 'Thread 1 (Thread 0x1 (LWP 7) \"stuck\"):'\necho '#0  0x0 in somewhere ()'\nexec /bin/sleep 60\n");
+        script.close();
+        QVERIFY(script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", dir.path().toUtf8());
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        QElapsedTimer clock;
+        clock.start();
+        dumps.start({{0, 1, dir.filePath(QStringLiteral("rank-0.stacks.txt")), QString()}}, 1000);
+        const bool came = finished.wait(10000);
+        qputenv("PATH", path);
+        QVERIFY(came);
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(finished.at(0).at(0).toStringList(),
+                 QStringList{QStringLiteral("rank 0: 1 thread(s)' stacks in %1 (gdb took longer than 1 s; what it wrote is kept)")
+                                 .arg(dir.filePath(QStringLiteral("rank-0.stacks.txt")))});
+        QVERIFY(readAll(dir.filePath(QStringLiteral("rank-0.stacks.txt"))).contains(QStringLiteral("#0  0x0 in somewhere ()")));
     }
 
     void noTargetsFinishAtOnce()
