@@ -25,9 +25,10 @@ def supervisor_dir():
 def test_heartbeats_keep_coming_during_a_long_step(tmp_path, supervisor_dir):
     supervisor = FakeSupervisor(supervisor_dir)
     try:
-        # One step of the cnn on 8192 images takes several seconds on one CPU thread (measured 3-6 s).
+        # One step of the cnn on 16384 images takes several seconds on one CPU thread (measured 5-12 s; 8192 images
+        # took 2.4 s on a fast CI machine, too short to tell a timer's heartbeats from once-per-step ones).
         started = time.monotonic()
-        code, output = run_single(["--model", "cnn", "--batch-size", "8192", "--threads", "1", "--max-steps", "2",
+        code, output = run_single(["--model", "cnn", "--batch-size", "16384", "--threads", "1", "--max-steps", "2",
                                    "--eval-batch-size", "5000", "--out", str(tmp_path / "run")],
                                   env=supervisor.env(), timeout=300)
         finished = time.monotonic()
