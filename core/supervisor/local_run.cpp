@@ -430,10 +430,14 @@ void LocalRun::dumpStacksThenKill()
     // anyway is dropped (concludeIfAllExited), so it never outlives this attempt.
     m_bringingDown = true;
     const QString pythonSpy = m_job.isScript() ? StackDumps::pythonSpyFor(m_job.python) : QString();
+    // PyTorch's NCCL trace, where the ranks have the launcher's pipe and file (the user named neither).
+    const bool ncclTrace = m_job.device == QLatin1String("cuda") && !qEnvironmentVariableIsSet(kNcclTracePipeVariable) &&
+                           !qEnvironmentVariableIsSet(kNcclTraceFileVariable);
     QList<StackDumps::Target> targets;
     for (const auto& rank : m_ranks) {
         if (rank->process->isRunning()) {
-            targets.append({rank->status.rank, rank->process->pid(), m_dir.rankStacks(rank->status.rank), pythonSpy});
+            targets.append({rank->status.rank, rank->process->pid(), m_dir.rankStacks(rank->status.rank), pythonSpy,
+                            m_job.isScript() ? pythonStacksSignal() : 0, ncclTrace ? ncclTraceStemOf(runDir()) : QString()});
         }
     }
     m_stacks = std::make_unique<StackDumps>();

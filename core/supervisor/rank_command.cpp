@@ -82,6 +82,9 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
         // NVML's numbering (PCI bus order), which the GPU panel and --gpus use; see gpu_placement.h.
         set(env, "CUDA_DEVICE_ORDER", QStringLiteral("PCI_BUS_ID"));
         set(env, "CUDA_VISIBLE_DEVICES", checked.visibleDevices);
+        for (const auto& [name, value] : ncclTraceEnvironment(context.runDir)) {
+            if (!base.contains(name)) env.insert(name, value);
+        }
     }
     const QString threads = QString::number(std::max(1, cores / world));
     if (!job.isScript()) {
@@ -103,6 +106,8 @@ RankCommand commandFor(const JobSpec& job, const PreflightResult& checked, int r
     set(env, "TORCHELASTIC_MAX_RESTARTS", job.maxRestarts);
     set(env, "TORCHELASTIC_RUN_ID", QFileInfo(context.runDir).fileName());
     set(env, kErrorFileVariable, errorFileOf(context.runDir, QString::number(rank)));
+    set(env, kStacksFileVariable, stacksFileOf(context.runDir, QString::number(rank)));
+    set(env, kStacksSignalVariable, pythonStacksSignal());
     for (const auto& [name, value] : scriptDefaultsFor(job.device)) setUnlessGiven(env, base, name, QString::fromLatin1(value));
     set(env, "PYTHONUNBUFFERED", QStringLiteral("1")); // lines reach the logs (and the hang timer) as printed
     // `import ringmaster` (the helper module) works without installing anything.

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "safe_files.h"
+#include "script_environment.h"
 
 namespace ringmaster::supervisor {
 
@@ -167,6 +168,19 @@ QStringList RunDirectory::removeTempFilesOf(qint64 pid) const
         }
     }
     return removed;
+}
+
+QString RunDirectory::rankStacks(int rank) const
+{
+    return stacksFileOf(m_path, QString::number(rank));
+}
+
+void RunDirectory::removeEmptyRankStacks(int worldSize) const
+{
+    for (int rank = 0; rank < worldSize; ++rank) {
+        const QFileInfo file(rankStacks(rank));
+        if (file.isFile() && !file.isSymLink() && file.size() == 0) QFile::remove(file.filePath());
+    }
 }
 
 QString RunDirectory::latestCheckpoint() const

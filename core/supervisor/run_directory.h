@@ -53,8 +53,11 @@ public:
     QString path() const { return m_path; }
     QString jobFile() const { return m_path + QStringLiteral("/job.json"); }
     QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }
-    // Every thread's stack of rank N, taken when the group hung (stack_dumps.h).
-    QString rankStacks(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.stacks.txt").arg(rank); }
+    // Every thread's stack of rank N, taken when the group hung (stack_dumps.h; script_environment.h names it).
+    QString rankStacks(int rank) const;
+    // Removes the stacks files of ranks 0..worldSize-1 that hold nothing: a script's rank creates its own at
+    // start-up (python/sitecustomize.py) in case it hangs. Called when a run ends.
+    void removeEmptyRankStacks(int worldSize) const;
     // The newest checkpoints/step-*.pt, or empty.
     QString latestCheckpoint() const;
     // summary.json's "status" as the trainer wrote it, or empty.

@@ -8,6 +8,14 @@
 #include <QTimer>
 #include <QVariant>
 
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -20,6 +28,37 @@ int threadsIn(const QByteArray& output)
         if (line.startsWith("Thread ")) ++threads;
     }
     return threads;
+}
+
+// faulthandler's threads start with "Thread 0x00007f… (most recent call first):", the one that took the signal
+// with "Current thread 0x…".
+int faulthandlerThreadsIn(const QByteArray& output)
+{
+    int threads = 0;
+    for (const QByteArray& line : output.split('\n')) {
+        if (line.startsWith("Thread 0x") || line.startsWith("Current thread 0x")) ++threads;
+    }
+    return threads;
+}
+
+// Whether process pid has a handler for signal (its SigCgt mask in /proc/PID/status): sending a signal it does not
+// catch would end it before gdb could look.
+bool catchesSignal(qint64 pid, int signal)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (signal < 1 || signal > 64 || !status.open(QIODevice::ReadOnly)) return false;
+    for (const QByteArray& line : status.readAll().split('\n')) {
+        if (!line.startsWith("SigCgt:")) continue;
+        bool ok = false;
+        const quint64 mask = line.mid(7).trimmed().toULongLong(&ok, 16);
+        return ok && (mask >> (signal - 1)) & 1U;
+    }
+    return false;
+}
+
+qint64 sizeOf(const QString& path)
+{
+    return QFileInfo(path).size(); // 0 when it does not exist (yet)
 }
 
 // The last line of a tool's output, which says why it has no stack (e.g. "ptrace: Operation not permitted.").
@@ -69,9 +108,9 @@ void StackDumps::start(const QList<Target>& targets, int timeoutMs)
         return;
     }
     // Whatever the tools do (one stuck where even SIGKILL cannot end it), finished() comes by this deadline:
-    // each round of kMaxConcurrent targets runs gdb, then py-spy, each bounded by timeoutMs.
+    // each round of kMaxConcurrent targets waits for faulthandler, then runs gdb, then py-spy, each bounded.
     const int rounds = (static_cast<int>(targets.size()) + kMaxConcurrent - 1) / kMaxConcurrent;
-    QTimer::singleShot(rounds * 2 * timeoutMs + kDeadlineMarginMs, this, [this] {
+    QTimer::singleShot(rounds * (2 * timeoutMs + kNcclTraceWaitMs) + kDeadlineMarginMs, this, [this] {
         m_queue.clear(); // nothing starts after the deadline
         for (int i = 0; i < static_cast<int>(m_targets.size()); ++i) {
             if (m_results.at(i).done) continue;
@@ -86,12 +125,121 @@ void StackDumps::start(const QList<Target>& targets, int timeoutMs)
 void StackDumps::startNext()
 {
     const int index = m_queue.takeFirst();
-    const QString gdb = debugger();
     const QString header = QStringLiteral("==== %1: every thread's stack of rank %2 (pid %3), taken by Ringmaster\n")
                                .arg(QDateTime::currentDateTime().toString(Qt::ISODateWithMs))
                                .arg(m_targets.at(index).rank)
                                .arg(m_targets.at(index).pid);
     append(index, header.toUtf8());
+    askTheRank(index);
+}
+
+void StackDumps::askTheRank(int index)
+{
+    Result& result = m_results[index];
+    result.askedPython = askFaulthandler(index);
+    result.askedTrace = askFlightRecorder(index);
+    if (result.askedPython || result.askedTrace) {
+        waitForTheRank(index);
+    } else {
+        startGdb(index);
+    }
+}
+
+bool StackDumps::askFaulthandler(int index)
+{
+    const Target& target = m_targets.at(index);
+    if (target.pythonSignal <= 0) return false;
+    if (!catchesSignal(target.pid, target.pythonSignal)) {
+        const QString why = QStringLiteral("no faulthandler stacks: the rank does not catch signal %1 (its Python ran "
+                                           "without Ringmaster's sitecustomize: -I, -S, or another PYTHONPATH)")
+                                .arg(target.pythonSignal);
+        append(index, QStringLiteral("ringmaster: %1\n").arg(why).toUtf8());
+        return false;
+    }
+    append(index, QStringLiteral("ringmaster: the Python stacks (faulthandler, signal %1):\n").arg(target.pythonSignal).toUtf8());
+    m_results[index].stacksBefore = m_results[index].stacksLast = sizeOf(target.path);
+    if (::kill(static_cast<pid_t>(target.pid), target.pythonSignal) != 0) {
+        append(index, QStringLiteral("ringmaster: cannot signal the rank: %1\n").arg(QString::fromLocal8Bit(std::strerror(errno))).toUtf8());
+        return false;
+    }
+    return true;
+}
+
+bool StackDumps::askFlightRecorder(int index)
+{
+    const Target& target = m_targets.at(index);
+    if (target.ncclTraceStem.isEmpty()) return false;
+    // PyTorch made the pipe when the rank's NCCL group started, and reads it from its monitoring thread: any bytes
+    // ask for a dump. Opened without blocking: no reader (the rank has no NCCL group) fails at once with ENXIO.
+    const QByteArray pipe = QFile::encodeName(target.ncclTraceStem + QString::number(target.rank) + QStringLiteral(".pipe"));
+    struct stat info {};
+    if (::lstat(pipe.constData(), &info) != 0 || !S_ISFIFO(info.st_mode)) return false;
+    const int fd = ::open(pipe.constData(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    const bool asked = fd >= 0 && ::write(fd, "1\n", 2) == 2;
+    if (fd >= 0) ::close(fd);
+    const QFileInfo earlier(target.ncclTraceStem + QString::number(target.rank));
+    m_results[index].traceBeforeMs = earlier.exists() ? earlier.lastModified().toMSecsSinceEpoch() : -1;
+    return asked;
+}
+
+void StackDumps::waitForTheRank(int index)
+{
+    // Each dump is written from inside the rank: done once its file has grown (faulthandler's) or exists (the
+    // trace) and then kept its size for a poll, or at the wait's end (a stopped rank runs no handler).
+    QTimer::singleShot(kRankDumpPollMs, this, [this, index] {
+        if (m_results.at(index).done) return;
+        const Target& target = m_targets.at(index);
+        Result& result = m_results[index];
+        result.waitedMs += kRankDumpPollMs;
+        const qint64 stacks = sizeOf(target.path);
+        const QString traceFile = target.ncclTraceStem + QString::number(target.rank);
+        const QFileInfo traceInfo(traceFile);
+        const bool newTrace = traceInfo.exists() && traceInfo.lastModified().toMSecsSinceEpoch() != result.traceBeforeMs;
+        const qint64 trace = newTrace ? traceInfo.size() : -1;
+        const bool pythonSettled = !result.askedPython || (stacks > result.stacksBefore && stacks == result.stacksLast);
+        const bool traceSettled = !result.askedTrace || (trace > 0 && trace == result.traceLast);
+        result.stacksLast = stacks;
+        result.traceLast = trace;
+        const int limit = result.askedTrace ? kNcclTraceWaitMs : kFaulthandlerWaitMs;
+        if ((pythonSettled && traceSettled) || result.waitedMs >= limit) {
+            afterTheRank(index);
+        } else {
+            waitForTheRank(index);
+        }
+    });
+}
+
+void StackDumps::afterTheRank(int index)
+{
+    const Target& target = m_targets.at(index);
+    Result& result = m_results[index];
+    if (result.askedPython) {
+        QFile file(target.path);
+        QByteArray written;
+        if (file.open(QIODevice::ReadOnly) && file.seek(result.stacksBefore)) written = file.readAll();
+        result.pythonThreads = faulthandlerThreadsIn(written);
+        if (result.pythonThreads == 0) {
+            append(index, QStringLiteral("ringmaster: faulthandler wrote nothing within %1 s (a stopped rank runs no handler)\n")
+                              .arg(result.waitedMs / 1000.0, 0, 'f', 1).toUtf8());
+        }
+        append(index, "\n");
+    }
+    if (result.askedTrace) {
+        const QString traceFile = target.ncclTraceStem + QString::number(target.rank);
+        if (result.traceLast > 0) result.trace = traceFile;
+        append(index, (result.traceLast > 0
+                           ? QStringLiteral("ringmaster: PyTorch's NCCL flight recorder wrote the rank's last collectives to %1 "
+                                            "(read it with torchfrtrace)\n\n").arg(traceFile)
+                           : QStringLiteral("ringmaster: PyTorch's NCCL flight recorder wrote no trace within %1 s of the request\n\n")
+                                 .arg(result.waitedMs / 1000.0, 0, 'f', 1))
+                          .toUtf8());
+    }
+    startGdb(index);
+}
+
+void StackDumps::startGdb(int index)
+{
+    const QString gdb = debugger();
     if (gdb.isEmpty()) {
         QTimer::singleShot(0, this, [this, index] { afterGdb(index, {}, QStringLiteral("gdb is not installed: apt install gdb")); });
         return;
@@ -159,10 +307,11 @@ void StackDumps::afterGdb(int index, const QByteArray& output, const QString& tr
         [this, index](const QByteArray& pyOutput, const QString& pyTrouble) {
             if (m_results.at(index).done) return;
             Result& r = m_results[index];
-            r.pythonThreads = threadsIn(pyOutput);
+            const int spied = threadsIn(pyOutput);
+            r.pythonThreads = std::max(r.pythonThreads, spied);
             const QString pyFailure = !pyTrouble.isEmpty() ? pyTrouble
-                                      : r.pythonThreads == 0 ? QStringLiteral("py-spy: %1").arg(lastLineOf(pyOutput))
-                                                             : QString();
+                                      : spied == 0 ? QStringLiteral("py-spy: %1").arg(lastLineOf(pyOutput))
+                                                   : QString();
             append(index, "\nringmaster: the Python stacks (py-spy dump):\n" + pyOutput +
                               (pyFailure.isEmpty() ? QByteArray() : QStringLiteral("ringmaster: %1\n").arg(pyFailure).toUtf8()));
             addTrouble(index, pyFailure);
@@ -183,11 +332,12 @@ void StackDumps::finish(int index)
     Result& result = m_results[index];
     if (result.done) return;
     result.done = true;
-    QString line = result.threads > 0 || result.pythonThreads > 0
-                       ? QStringLiteral("rank %1: %2 thread(s)' stacks").arg(target.rank).arg(result.threads)
-                       : QStringLiteral("rank %1: no stacks").arg(target.rank);
-    if (result.pythonThreads > 0) line += QStringLiteral(", %1 Python thread(s)").arg(result.pythonThreads);
-    if (result.threads > 0 || result.pythonThreads > 0) line += QStringLiteral(" in %1").arg(target.path);
+    QStringList found;
+    if (result.threads > 0) found << QStringLiteral("%1 thread(s)' stacks").arg(result.threads);
+    if (result.pythonThreads > 0) found << QStringLiteral("%1 Python thread(s)").arg(result.pythonThreads);
+    QString line = found.isEmpty() ? QStringLiteral("rank %1: no stacks").arg(target.rank)
+                                   : QStringLiteral("rank %1: %2 in %3").arg(target.rank).arg(found.join(QStringLiteral(", ")), target.path);
+    if (!result.trace.isEmpty()) line += QStringLiteral("; NCCL trace in %1").arg(result.trace);
     if (!result.trouble.isEmpty()) line += QStringLiteral(" (%1)").arg(result.trouble);
     m_summary[index] = line;
     if (!m_queue.isEmpty()) startNext();

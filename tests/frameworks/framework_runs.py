@@ -85,9 +85,9 @@ def rank_pid(run_dir, rank, timeout=60):
 
 
 class LaunchedRun:
-    def __init__(self, project, arguments):
+    def __init__(self, project, arguments, python=None):
         self.root = Path(project) / "runs"
-        self.proc = subprocess.Popen([LAUNCH, "--script", "train.py", "--python", FRAMEWORK_PYTHON, "--device", "cpu",
+        self.proc = subprocess.Popen([LAUNCH, "--script", "train.py", "--python", python or FRAMEWORK_PYTHON, "--device", "cpu",
                                       "--nproc", "2", "--output-root", str(self.root), *arguments],
                                      cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
@@ -113,8 +113,9 @@ class LaunchedRun:
             self.proc.communicate()
 
 
-def launch(project, arguments, timeout=240, wait=True):
-    run = LaunchedRun(project, arguments)
+def launch(project, arguments, timeout=240, wait=True, python=None):
+    """ringmaster-launch --script train.py in project, with python (default: FRAMEWORK_PYTHON) as the interpreter."""
+    run = LaunchedRun(project, arguments, python)
     if wait:
         try:
             run.finish(timeout)

@@ -57,6 +57,7 @@ for path in ./usr/bin/ringmaster ./usr/bin/ringmaster-launch ./usr/bin/ringmaste
             ./usr/share/bash-completion/completions/ringmaster-launch ./usr/share/icons/hicolor/scalable/apps/ringmaster.svg \
             ./usr/share/icons/hicolor/48x48/apps/ringmaster.png "./usr/share/metainfo/$appstream_id.metainfo.xml" \
             ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop \
+            ./usr/share/ringmaster/python/sitecustomize.py \
             ./usr/share/mime/packages/ringmaster.xml ./usr/bin/ringmaster-build-trainer \
             ./usr/share/man/man1/ringmaster-build-trainer.1.gz ./usr/share/ringmaster/trainer-source/CMakeLists.txt \
             ./usr/share/ringmaster/trainer-source/core/trainer/trainer.cpp ./usr/share/ringmaster/trainer-source/cmake/RingmasterTorch.cmake; do
@@ -92,6 +93,8 @@ for program in ringmaster ringmaster-launch ringmaster-runs ringmaster-trainer; 
   [ "$first" = "$program $(dpkg-deb -f "$deb" Version)" ] || { echo "FAIL: $program --version says '$first'"; exit 1; }
 done
 run python3 -c 'import ringmaster, sys; assert ringmaster.__file__.startswith("/usr/lib/python3/dist-packages/"), ringmaster.__file__'
+# The ranks' start-up hook is only on the ranks' PYTHONPATH: Debian's python3 still runs Debian's sitecustomize.
+run python3 -c 'import sitecustomize; assert sitecustomize.__file__.startswith("/usr/lib/python3."), sitecustomize.__file__'
 
 echo "== installed ringmaster-build-trainer"
 # Bad input is one line; the installed copy of the trainer's sources configures against the pinned CUDA torch

@@ -44,7 +44,8 @@ KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "
         "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
         "TORCHELASTIC_RUN_ID", "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "RINGMASTER_RUN_DIR",
         "RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_ERROR_FILE",
-        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_SIGNALS_TO_HANDLE", "ACCELERATE_USE_CPU"]
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_SIGNALS_TO_HANDLE", "ACCELERATE_USE_CPU",
+        "RINGMASTER_STACKS_FILE", "RINGMASTER_STACKS_SIGNAL", "TORCH_FR_DUMP_TEMP_FILE"]
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=20)
@@ -206,7 +207,10 @@ private Q_SLOTS:
             QVERIFY(is("TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1")));
             QVERIFY(is("TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT")));
             QVERIFY(is("ACCELERATE_USE_CPU", QStringLiteral("true")));
+            QVERIFY(is("RINGMASTER_STACKS_FILE", dir + QStringLiteral("/logs/rank-%1.stacks.txt").arg(rank)));
+            QVERIFY(is("RINGMASTER_STACKS_SIGNAL", QString::number(SIGRTMIN + 2)));
             QVERIFY(seen.value(QStringLiteral("CUDA_VISIBLE_DEVICES")).isNull()); // a CPU run sets none
+            QVERIFY(seen.value(QStringLiteral("TORCH_FR_DUMP_TEMP_FILE")).isNull()); // nor NCCL's flight recorder
             QVERIFY(!seen.value(QStringLiteral("RINGMASTER_SOCKET")).toString().isEmpty());
             QVERIFY(seen.value(QStringLiteral("RINGMASTER_TOKEN")).toString().size() >= 16);
             const int port = seen.value(QStringLiteral("MASTER_PORT")).toString().toInt();

@@ -446,6 +446,14 @@ while true; do sleep 0.1; done)SH"));
         QCOMPARE(gpus[0].toObject(), (QJsonObject{{QStringLiteral("rank"), 0}, {QStringLiteral("index"), 2}, {QStringLiteral("name"), QStringLiteral("Fake GPU 2")}}));
         QCOMPARE(gpus[1].toObject(), (QJsonObject{{QStringLiteral("rank"), 1}, {QStringLiteral("index"), 0}, {QStringLiteral("name"), QStringLiteral("Fake GPU 0")}}));
         QCOMPARE(hardware.value(QStringLiteral("driver_version")).toString(), QStringLiteral("555.42.06"));
+        // An NCCL run's ranks get PyTorch's flight recorder, dumping into the run directory (script_environment.h).
+        const QJsonObject rankEnvironment = readJson(supervisor.runDir() + QStringLiteral("/commands.json"))
+                                                .value(QStringLiteral("ranks")).toArray().at(1).toObject()
+                                                .value(QStringLiteral("environment")).toObject();
+        const QString stem = supervisor.runDir() + QStringLiteral("/logs/nccl-trace-rank-");
+        QCOMPARE(rankEnvironment.value(QStringLiteral("TORCH_NCCL_DUMP_ON_TIMEOUT")).toString(), QStringLiteral("1"));
+        QCOMPARE(rankEnvironment.value(QStringLiteral("TORCH_FR_DUMP_TEMP_FILE")).toString(), stem);
+        QCOMPARE(rankEnvironment.value(QStringLiteral("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")).toString(), stem);
 
         // A CPU launch saw no GPU and records none.
         QTemporaryDir cpuRoot;
@@ -457,6 +465,8 @@ while true; do sleep 0.1; done)SH"));
         const QJsonObject commands = readJson(cpu.runDir() + QStringLiteral("/commands.json"));
         QCOMPARE(commands.value(QStringLiteral("ranks")).toArray().size(), 2);
         QVERIFY(!commands.contains(QStringLiteral("hardware")));
+        QVERIFY(!commands.value(QStringLiteral("ranks")).toArray().at(0).toObject().value(QStringLiteral("environment")).toObject()
+                     .contains(QStringLiteral("TORCH_FR_DUMP_TEMP_FILE")));
     }
 
     // The façade passes on what the backend says about a scheduler's queue: Slurm's job id and its last

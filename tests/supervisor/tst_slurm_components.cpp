@@ -4,6 +4,7 @@
 // parsing against fake sbatch/squeue/scontrol/scancel/sinfo/sacct stubs, and, where a one-node Slurm
 // can be started (scripts/slurm-local.sh: root, slurm-wlm installed), a real 2-task job and a real stop.
 
+#include <csignal>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -225,6 +226,11 @@ void TestSlurmComponents::trainerScriptLines()
     QVERIFY(lines.contains(QStringLiteral("RUN_DIR='/shared/runs/2026 #1'")));
     QVERIFY(text.contains(QStringLiteral("\nunset RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT ")));
     QVERIFY2(!text.contains(QStringLiteral("TASK_CONTRACT")), "the trainer reads Slurm's variables itself");
+    // A CUDA job's ranks get PyTorch's NCCL flight recorder, dumping into the run directory, unless already set.
+    for (const char* name : {"TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"}) {
+        QVERIFY2(lines.contains(QStringLiteral("export %1=\"${%1-$RUN_DIR/logs/nccl-trace-rank-}\"").arg(QLatin1String(name))), qPrintable(text));
+    }
+    QVERIFY(lines.contains(QStringLiteral("export TORCH_NCCL_DUMP_ON_TIMEOUT=\"${TORCH_NCCL_DUMP_ON_TIMEOUT-1}\"")));
 
     QTemporaryDir dir;
     const QString path = writeFile(dir.filePath(QStringLiteral("t.sbatch")), text.toUtf8());
@@ -306,7 +312,9 @@ void TestSlurmComponents::scriptJobRunsUnderShWithFakeSrun()
             {"RINGMASTER_RUN_DIR", runDir}, {"PYTHONUNBUFFERED", QStringLiteral("1")}, {"OMP_NUM_THREADS", QStringLiteral("1")},
             {"TORCHELASTIC_ERROR_FILE", runDir + QStringLiteral("/logs/error-rank-%1.json").arg(r)},
             {"TORCH_NCCL_ASYNC_ERROR_HANDLING", QStringLiteral("1")},
-            {"TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT")}, {"ACCELERATE_USE_CPU", QStringLiteral("true")}};
+            {"TORCHELASTIC_SIGNALS_TO_HANDLE", QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT")}, {"ACCELERATE_USE_CPU", QStringLiteral("true")},
+            {"RINGMASTER_STACKS_FILE", runDir + QStringLiteral("/logs/rank-%1.stacks.txt").arg(r)},
+            {"RINGMASTER_STACKS_SIGNAL", QString::number(SIGRTMIN + 2)}};
         for (const auto& [name, value] : wanted) {
             QVERIFY2(e.value(QLatin1String(name)).toString() == value,
                      qPrintable(QStringLiteral("rank %1: %2=%3, expected %4").arg(r, QLatin1String(name), e.value(QLatin1String(name)).toString(), value)));

@@ -393,6 +393,9 @@ private Q_SLOTS:
         QCOMPARE(env(third, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), QStringLiteral("1"));
         QCOMPARE(env(third, "TORCHELASTIC_SIGNALS_TO_HANDLE"), QStringLiteral("SIGTERM,SIGINT,SIGHUP,SIGQUIT"));
         QCOMPARE(env(third, "ACCELERATE_USE_CPU"), QStringLiteral("true"));
+        QCOMPARE(env(third, "RINGMASTER_STACKS_FILE"), runDir.path() + QStringLiteral("/logs/rank-3.stacks.txt"));
+        QCOMPARE(env(third, "RINGMASTER_STACKS_SIGNAL"), QString::number(SIGRTMIN + 2));
+        QCOMPARE(env(third, "TORCH_FR_DUMP_TEMP_FILE"), QStringLiteral("<absent>")); // a CPU job: no NCCL
         QCOMPARE(env(environmentOf(record, 0), "RANK"), QStringLiteral("0"));
         // A default the submitting environment already sets is its own: not recorded as Ringmaster's.
         base.insert(QStringLiteral("ACCELERATE_USE_CPU"), QStringLiteral("false"));

@@ -23,15 +23,19 @@ constexpr char kLauncherVariables[] =
     "ROLE_NAME ROLE_RANK ROLE_WORLD_SIZE TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS "
     "TORCHELASTIC_RUN_ID RINGMASTER_SOCKET RINGMASTER_ENDPOINT RINGMASTER_TOKEN";
 
-// What each task of a script runs before the interpreter: its ranks from Slurm's per-task variables and where its
-// exception goes, then exec "$0" "$@" (the interpreter, the script and its arguments, passed as separate words).
+// What each task of a script runs before the interpreter: its ranks from Slurm's per-task variables, where its
+// exception goes and where its Python stacks go on request (script_environment.h), then exec "$0" "$@" (the
+// interpreter, the script and its arguments, passed as separate words).
 QString taskContract()
 {
     return QStringLiteral("export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\" WORLD_SIZE=\"$SLURM_NTASKS\" "
                           "GROUP_RANK=\"$SLURM_NODEID\" ROLE_RANK=\"$SLURM_PROCID\" ROLE_WORLD_SIZE=\"$SLURM_NTASKS\" "
-                          "%1=\"%2\"; exec \"$0\" \"$@\"")
+                          "%1=\"%2\" %3=\"%4\" %5=%6; exec \"$0\" \"$@\"")
         .arg(QLatin1String(kErrorFileVariable),
-             errorFileOf(QStringLiteral("$RINGMASTER_RUN_DIR"), QStringLiteral("$SLURM_PROCID")));
+             errorFileOf(QStringLiteral("$RINGMASTER_RUN_DIR"), QStringLiteral("$SLURM_PROCID")),
+             QLatin1String(kStacksFileVariable),
+             stacksFileOf(QStringLiteral("$RINGMASTER_RUN_DIR"), QStringLiteral("$SLURM_PROCID")),
+             QLatin1String(kStacksSignalVariable), QString::number(pythonStacksSignal()));
 }
 
 QString sbatchLine(const char* option, const QString& value)
@@ -171,6 +175,13 @@ QString batchScriptText(const BatchScriptInput& input)
       << QStringLiteral("if [ -n \"${%1:-}\" ]; then export RINGMASTER_TOKEN=\"$%1\"; fi").arg(QLatin1String(kSubmitterTokenEnv))
       << QStringLiteral("unset %1 %2 %3").arg(QLatin1String(kSubmitterSocketEnv), QLatin1String(kSubmitterEndpointEnv),
                                                QLatin1String(kSubmitterTokenEnv));
+    if (job.device == QLatin1String("cuda")) {
+        s << QStringLiteral("# PyTorch's flight recorder dumps each rank's last NCCL collectives into the run directory when NCCL's")
+          << QStringLiteral("# watchdog times out (script_environment.h), unless the environment says otherwise.");
+        for (const auto& [name, value] : ncclTraceEnvironment(QStringLiteral("$RUN_DIR"))) {
+            s << QStringLiteral("export %1=\"${%1-%2}\"").arg(name, value);
+        }
+    }
 
     // One step, one task per rank; --kill-on-bad-exit ends the others when a rank fails, as the local
     // supervisor brings the group down. CPUs per task: what the job asked for (srun 22.05 does not

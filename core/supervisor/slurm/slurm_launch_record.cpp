@@ -59,6 +59,11 @@ QJsonObject slurmLaunchRecord(const BatchScriptInput& input, const QString& jobI
         set("LOCAL_WORLD_SIZE", QString::number(tasksPerNode));
         set("MASTER_ADDR", QString::fromLatin1(kFirstNodeText));
         set("MASTER_PORT", port);
+        if (job.device == QLatin1String("cuda")) {
+            for (const auto& [name, value] : ncclTraceEnvironment(input.runDir)) {
+                if (!base.contains(name)) environment.insert(name, value);
+            }
+        }
         if (job.isScript()) {
             set("GROUP_RANK", QString::number(node));
             set("GROUP_WORLD_SIZE", QString::number(input.request.nodes));
@@ -72,6 +77,8 @@ QJsonObject slurmLaunchRecord(const BatchScriptInput& input, const QString& jobI
             setUnlessInherited("PYTHONUNBUFFERED", QStringLiteral("1"));
             if (!base.contains(QStringLiteral("OMP_NUM_THREADS"))) setUnlessInherited("OMP_NUM_THREADS", cpusPerTask(input.request));
             set(kErrorFileVariable, errorFileOf(input.runDir, QString::number(rank)));
+            set(kStacksFileVariable, stacksFileOf(input.runDir, QString::number(rank)));
+            set(kStacksSignalVariable, QString::number(pythonStacksSignal()));
             for (const auto& [name, value] : scriptDefaultsFor(job.device)) {
                 if (!base.contains(QString::fromLatin1(name))) set(name, QString::fromLatin1(value));
             }
