@@ -302,40 +302,51 @@ private Q_SLOTS:
             QString dir;
             QList<qint64> pids;
         };
+        // Most of two epochs (929 steps each at 2 ranks; a second or more of training): a run must still be there when
+        // the test finds its group (at 270 steps one finished within a tenth of a second, before it was seen).
         Run runs[2];
-        runs[0].steps = 240;
+        runs[0].steps = 1500;
         runs[0].lr = QStringLiteral("0.01");
-        runs[1].steps = 270;
+        runs[1].steps = 1700;
         runs[1].lr = QStringLiteral("0.02");
         for (Run& run : runs) {
             run.launch.start({QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--output-root"), root.path(),
                               QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--model"), QStringLiteral("mlp"),
                               QStringLiteral("--batch-size"), QStringLiteral("32"), QStringLiteral("--val-split"), QStringLiteral("0.01"),
-                              QStringLiteral("--max-steps"), QString::number(run.steps), QStringLiteral("--lr"), run.lr});
+                              QStringLiteral("--max-steps"), QString::number(run.steps), QStringLiteral("--lr"), run.lr,
+                              QStringLiteral("--epochs"), QStringLiteral("2")});
         }
         const auto resume = qScopeGuard([&] {
             for (const Run& run : runs) {
                 if (!run.pids.isEmpty()) ::kill(static_cast<pid_t>(run.pids.first()), SIGCONT);
             }
         });
-        for (Run& run : runs) {
-            QVERIFY(QTest::qWaitFor([&] { run.launch.read(); return !run.launch.runDir().isEmpty(); }, kRunTimeoutMs));
-            run.dir = run.launch.runDir();
-            // Both ranks joined and mapped their shared segment: the group is set up. Hold rank 0 there.
-            QVERIFY2(QTest::qWaitFor([&] {
-                         run.launch.read();
-                         run.pids = trainerPids(run.dir);
-                         if (run.launch.process.state() == QProcess::NotRunning) return true; // said below
-                         return run.pids.size() == 2 && !sharedMemorySegmentOf(run.pids.at(0)).isEmpty() &&
-                                !sharedMemorySegmentOf(run.pids.at(1)).isEmpty();
-                     }, kRunTimeoutMs),
-                     qPrintable(run.launch.output));
-            QVERIFY2(run.launch.process.state() == QProcess::Running,
-                     qPrintable(QStringLiteral("a run ended before its group was seen set up: ") + run.launch.output));
-            const qint64 rank0 = environmentOf(run.pids.at(0), QStringLiteral("RANK")) == QLatin1String("0") ? run.pids.at(0) : run.pids.at(1);
-            if (rank0 != run.pids.first()) std::swap(run.pids[0], run.pids[1]);
-            QCOMPARE(::kill(static_cast<pid_t>(rank0), SIGSTOP), 0);
+        // Both runs watched in one loop, so neither trains unseen while the test waits for the other: once a run's
+        // two ranks joined and mapped their shared segment (the group is set up), its rank 0 is held there.
+        bool held[2] = {false, false};
+        const bool bothHeld = QTest::qWaitFor([&] {
+            for (int r = 0; r < 2; ++r) {
+                Run& run = runs[r];
+                run.launch.read();
+                if (held[r] || run.launch.process.state() == QProcess::NotRunning) continue; // an early end: said below
+                if (run.dir.isEmpty()) run.dir = run.launch.runDir();
+                if (run.dir.isEmpty()) continue;
+                run.pids = trainerPids(run.dir);
+                if (run.pids.size() != 2 || sharedMemorySegmentOf(run.pids.at(0)).isEmpty() ||
+                    sharedMemorySegmentOf(run.pids.at(1)).isEmpty()) {
+                    continue;
+                }
+                if (environmentOf(run.pids.at(0), QStringLiteral("RANK")) != QLatin1String("0")) std::swap(run.pids[0], run.pids[1]);
+                held[r] = ::kill(static_cast<pid_t>(run.pids.first()), SIGSTOP) == 0;
+            }
+            return (held[0] || runs[0].launch.process.state() == QProcess::NotRunning) &&
+                   (held[1] || runs[1].launch.process.state() == QProcess::NotRunning);
+        }, kRunTimeoutMs);
+        for (const Run& run : runs) {
+            QVERIFY2(bothHeld && run.launch.process.state() == QProcess::Running,
+                     qPrintable(QStringLiteral("a run ended, or was not seen set up, before its rank 0 was held: ") + run.launch.output));
         }
+        QVERIFY(held[0] && held[1]);
         auto each = [&](int r, const char* what) {
             QStringList values;
             for (const qint64 pid : runs[r].pids) {
