@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "safe_files.h"
 #include "script_environment.h"
@@ -175,11 +176,14 @@ QString RunDirectory::rankStacks(int rank) const
     return stacksFileOf(m_path, QString::number(rank));
 }
 
-void RunDirectory::removeEmptyRankStacks(int worldSize) const
+void RunDirectory::removeRankLeftovers(int worldSize) const
 {
     for (int rank = 0; rank < worldSize; ++rank) {
         const QFileInfo file(rankStacks(rank));
         if (file.isFile() && !file.isSymLink() && file.size() == 0) QFile::remove(file.filePath());
+        const QByteArray pipe = QFile::encodeName(ncclTraceStemOf(m_path) + QString::number(rank) + QStringLiteral(".pipe"));
+        struct stat info {};
+        if (::lstat(pipe.constData(), &info) == 0 && S_ISFIFO(info.st_mode)) ::unlink(pipe.constData());
     }
 }
 

@@ -55,9 +55,10 @@ public:
     QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }
     // Every thread's stack of rank N, taken when the group hung (stack_dumps.h; script_environment.h names it).
     QString rankStacks(int rank) const;
-    // Removes the stacks files of ranks 0..worldSize-1 that hold nothing: a script's rank creates its own at
-    // start-up (python/sitecustomize.py) in case it hangs. Called when a run ends.
-    void removeEmptyRankStacks(int worldSize) const;
+    // Removes what ranks 0..worldSize-1 made in logs/ in case they hung and that no longer means anything: a stacks
+    // file that holds nothing (a script's rank creates its own at start-up, python/sitecustomize.py), and PyTorch's
+    // named pipe for NCCL trace requests (a reader of the traces would block on it). Called when a run ends.
+    void removeRankLeftovers(int worldSize) const;
     // The newest checkpoints/step-*.pt, or empty.
     QString latestCheckpoint() const;
     // summary.json's "status" as the trainer wrote it, or empty.

@@ -2,7 +2,7 @@
 start-up hook (python/sitecustomize.py) registers faulthandler in every rank, and before the hung group is killed
 the launcher sends each rank the signal, so logs/rank-N.stacks.txt names the script's functions where each rank
 waits (rank 0 inside gloo's barrier, rank 1 in a sleep), whether or not gdb and py-spy exist. A run that ends
-without hanging leaves no stacks file.
+without hanging leaves no stacks file, nor a named pipe for NCCL trace requests.
 
 Runs Debian's python3 with python3-torch (torch 1.13), the interpreter every machine here has."""
 import json
@@ -40,6 +40,8 @@ import os
 import torch.distributed as dist
 
 dist.init_process_group("gloo")
+# What PyTorch's NCCL group makes for trace requests (a GPU run): the launcher removes it at the end.
+os.mkfifo(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "logs", "nccl-trace-rank-%s.pipe" % os.environ["RANK"]))
 dist.barrier()
 print("stacks file", os.environ["RINGMASTER_STACKS_FILE"], "signal", os.environ["RINGMASTER_STACKS_SIGNAL"], flush=True)
 """
@@ -80,3 +82,4 @@ def test_a_run_that_does_not_hang_leaves_no_stacks_file(tmp_path):
         # The rank had the hook's file and signal; it made the file, and the launcher removed it, empty, at the end.
         assert f"stacks file {logs}/rank-{rank}.stacks.txt signal " in (logs / f"rank-{rank}.log").read_text()
     assert sorted(p.name for p in logs.glob("*.stacks.txt")) == []
+    assert sorted(p.name for p in logs.glob("nccl-trace-rank-*")) == []

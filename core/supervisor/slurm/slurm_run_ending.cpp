@@ -86,7 +86,7 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     outcome.supervisorOwnsSummary = m_job.isScript();
     outcome.lastStep = m_lastScalarStep;
     outcome.lastScalars = m_lastScalars;
-    m_dir.removeEmptyRankStacks(outcome.worldSize); // the job has ended: a file its ranks left empty says nothing
+    m_dir.removeRankLeftovers(outcome.worldSize); // the job has ended
     m_dir.patchSummary(outcome);
     if (state == RunState::Failed) {
         log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
