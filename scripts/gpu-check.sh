@@ -19,7 +19,9 @@
 #     (checkpoint with the CUDA generator), and data held in host memory (--data-placement host: pinned,
 #     non-blocking copies) equals data on the GPU, bit for bit;
 #  6. prints samples/s of 2-4, the ratio to PyTorch, validation accuracy and peak GPU memory, and PASS/FAIL per
-#     stage; exit 1 when a stage failed. Stages 2-5 run even when an earlier one failed (one lease, all the
+#     stage; exit 1 when a stage failed;
+#  7. (GPU only) PyTorch's NCCL flight recorder asked through its pipe, as the launcher asks a hung rank, and its
+#     trace read by torch's fr_trace. Stages 2-5 run even when an earlier one failed (one lease, all the
 #     answers); without a build or the dataset there is nothing to run. Bad input: one line, exit 2.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -187,4 +189,38 @@ if [ $status -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then stage "deterministi
 else stage "deterministic resume at step 60 = straight run" 1 "straight $a, resumed $b (logs straight/half/resumed)"; fi
 if [ $status -eq 0 ] && [ -n "$a" ] && [ "$a" = "$c" ]; then stage "--data-placement host = device" 0 "digest $c"
 else stage "--data-placement host = device" 1 "device $a, host $c (host.log)"; fi
+
+# 7. PyTorch's half of the launcher's NCCL flight-recorder request (core/supervisor/script_environment.h): a rank
+#    whose group did one all-reduce is asked through TORCH_NCCL_DEBUG_INFO_PIPE_FILE<rank>.pipe, as the launcher asks a
+#    hung one, and writes TORCH_FR_DUMP_TEMP_FILE<rank>; torch's own reader (fr_trace) then reads it.
+if [ "$device" = cuda ]; then
+  fr=$work/flight-recorder; mkdir -p "$fr"
+  env "${rank_env[@]}" MASTER_PORT=29536 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_FR_DUMP_TEMP_FILE="$fr/nccl-trace-rank-" \
+    TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$fr/nccl-trace-rank-" "$python" -c '
+import time, torch, torch.distributed as dist
+dist.init_process_group("nccl", device_id=torch.device("cuda:0"))
+x = torch.ones(1024, device="cuda")
+dist.all_reduce(x)
+torch.cuda.synchronize()
+print("ready", flush=True)
+time.sleep(120)' > "$work/flight-recorder.log" 2>&1 &
+  fr_pid=$!
+  for _ in $(seq 600); do grep -q '^ready' "$work/flight-recorder.log" && [ -p "$fr/nccl-trace-rank-0.pipe" ] && break; sleep 0.1; done
+  [ -p "$fr/nccl-trace-rank-0.pipe" ] && timeout 5 sh -c "echo 1 > '$fr/nccl-trace-rank-0.pipe'"
+  size=-1 # the trace is complete once it exists and keeps its size for a poll
+  for _ in $(seq 300); do
+    now=$(stat -c %s "$fr/nccl-trace-rank-0" 2>/dev/null || echo -1)
+    [ "$now" -gt 0 ] && [ "$now" = "$size" ] && break
+    size=$now; sleep 0.2
+  done
+  kill "$fr_pid" 2>/dev/null; wait "$fr_pid" 2>/dev/null
+  rm -f "$fr"/*.pipe # a reader of the folder would block on it (the launcher removes it too)
+  if [ -s "$fr/nccl-trace-rank-0" ] && timeout 60 "$python" -m torch.distributed.flight_recorder.fr_trace "$fr" \
+       -p nccl-trace-rank- --allow-incomplete-ranks > "$work/fr-trace.log" 2>&1; then
+    stage "NCCL flight recorder asked through its pipe" 0 "$(stat -c %s "$fr/nccl-trace-rank-0") bytes, read by fr_trace"
+  else
+    tail -n 20 "$work/flight-recorder.log" "$work/fr-trace.log" 2>/dev/null
+    stage "NCCL flight recorder asked through its pipe" 1 "no trace, or fr_trace could not read it (flight-recorder.log, fr-trace.log)"
+  fi
+fi
 finish
