@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../core/protocol/run_layout.h"
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "preflight.h"
@@ -107,6 +108,21 @@ int integerFlag(const QString& flag, const QString& value)
     return number;
 }
 
+// --resume RUN_DIR --best: the run's best checkpoint (the trainer's --keep-best keeps checkpoints/best.pt).
+QString bestCheckpointOf(const QString& resume)
+{
+    if (resume.isEmpty()) throw JobError(QStringLiteral("--best needs --resume RUN_DIR: the run whose best checkpoint to resume from"));
+    const QString runDir = runDirectoryOf(resume);
+    const QString best = QStringLiteral("%1/%2/%3").arg(runDir, QLatin1String(protocol::kCheckpointsFolder),
+                                                         QLatin1String(protocol::kBestCheckpointFile));
+    if (runDir.isEmpty() || !QFileInfo(best).isFile()) {
+        throw JobError(QStringLiteral("--best: %1 has no best checkpoint (checkpoints/%2, kept by the trainer's --keep-best); "
+                                      "resume without --best to continue from its newest")
+                           .arg(runDir.isEmpty() ? resume : runDir, QLatin1String(protocol::kBestCheckpointFile)));
+    }
+    return best;
+}
+
 } // namespace
 
 QString launchUsage()
@@ -128,6 +144,7 @@ QString launchUsage()
         "  --heartbeat-timeout S   a rank silent this long is hung (default 120)\n"
         "  --grace-period S        SIGTERM to SIGKILL on stop (default 30)\n"
         "  --resume RUN_DIR|CKPT   continue a run in its own run directory, with its own job.json\n"
+        "  --best                  with --resume RUN_DIR: from its best checkpoint (checkpoints/best.pt, --keep-best)\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
         "  --quiet                 only the final summary\n"
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
@@ -193,6 +210,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     bool nprocGiven = false;
     bool gpusGiven = false;
     bool patternsGiven = false;
+    bool fromBest = false;
     int givenNproc = 0;
     SlurmFlags slurm;
     for (int i = 0; i < rest.size(); ++i) {
@@ -203,6 +221,10 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         }
         if (flag == QLatin1String("--quiet")) {
             *quiet = true;
+            continue;
+        }
+        if (flag == QLatin1String("--best")) {
+            fromBest = true;
             continue;
         }
         if (SlurmFlags::takesNoValue(flag)) {
@@ -237,6 +259,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else { job->setTrainerOption(flag, QJsonValue(value)); trainerFlags << flag; }
     }
     checkScriptArguments(job, trainerFlags, fileHasTrainerFlags ? jobFile : QString(), scriptArgsGiven, scriptArgs);
+    if (fromBest) job->resume = bestCheckpointOf(job->resume);
     slurm.applyTo(job);
     // --device cpu on a GPU machine: the GPU default does not apply; CPU ranks default to 2. A given
     // --nproc (even a bad one, which pre-flight reports) is kept.

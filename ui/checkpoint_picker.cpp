@@ -57,6 +57,15 @@ CheckpointPicker::CheckpointPicker(const QString& runDir, Purpose purpose, QWidg
         if (info.loss && info.metricsStep && *info.metricsStep != info.step) loss += tr(" (step %1)").arg(*info.metricsStep);
         m_table->setItem(row, 3, cell(loss));
         m_table->item(row, 0)->setToolTip(info.path);
+        if (info.best) {
+            // The run's --keep-best checkpoint (checkpoints/best.json): marked, and kept by the rotation.
+            m_table->item(row, 0)->setText(tr("%1  ★ best").arg(info.step));
+            m_table->item(row, 0)->setToolTip(tr("The best checkpoint by %1 (%2), kept whatever the rotation: %3")
+                                                  .arg(info.bestMetric, QString::number(info.bestValue, 'g', 6), info.path));
+            QFont bold = m_table->item(row, 0)->font();
+            bold.setBold(true);
+            m_table->item(row, 0)->setFont(bold);
+        }
     }
     m_table->resizeColumnsToContents();
     layout->addWidget(m_table);

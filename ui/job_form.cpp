@@ -107,6 +107,9 @@ JobForm::JobForm(QWidget* parent)
     m_evalEvery = spin(this, 0, 100000, 1, tr("Evaluate on the test split every N epochs (0: only at the end)"));
     m_checkpointEvery = spin(this, 0, 100000000, 0, tr("Write a checkpoint every N steps (0: at the end of each epoch)"));
     m_keepCheckpoints = spin(this, 1, 1000, 3, tr("How many checkpoints to keep (oldest are removed)"));
+    m_keepBest = combo(this, {QStringLiteral("auto"), QStringLiteral("val_loss:min"), QStringLiteral("val_accuracy:max"), QStringLiteral("none")},
+                       tr("Checkpoint each evaluation that beats the best so far and never rotate it away "
+                          "(checkpoints/best.pt); auto: val_loss:min when there is validation"));
     m_output = new QLineEdit(QStringLiteral("runs"), this);
     m_output->setToolTip(tr("Folder where each run gets its own time-stamped run directory"));
     auto* browseOut = new QPushButton(tr("…"), this);
@@ -151,6 +154,7 @@ JobForm::JobForm(QWidget* parent)
     outputForm->addRow(tr("Eval every (epochs)"), m_evalEvery);
     outputForm->addRow(tr("Checkpoint every (steps)"), m_checkpointEvery);
     outputForm->addRow(tr("Keep checkpoints"), m_keepCheckpoints);
+    outputForm->addRow(tr("Keep the best by"), m_keepBest);
     outputForm->addRow(tr("Output folder"), fieldRow(this, m_output, browseOut));
     outputForm->addRow(tr("Max restarts"), m_maxRestarts);
     outputForm->addRow(tr("Heartbeat timeout"), m_heartbeat);
@@ -181,7 +185,7 @@ JobForm::JobForm(QWidget* parent)
         connect(box, &QSpinBox::valueChanged, this, &JobForm::revalidate);
     }
     for (auto* box : {m_momentum, m_weightDecay, m_heartbeat}) connect(box, &QDoubleSpinBox::valueChanged, this, &JobForm::revalidate);
-    for (auto* box : {m_data, m_loss, m_optimizer, m_schedule, m_precision}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
+    for (auto* box : {m_data, m_loss, m_optimizer, m_schedule, m_precision, m_keepBest}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
     for (auto* edit : {m_lr, m_labelColumn, m_imageSize}) connect(edit, &QLineEdit::textChanged, this, &JobForm::revalidate);
     connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
     connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
@@ -221,7 +225,7 @@ JobForm::JobForm(QWidget* parent)
                 {QStringLiteral("warmup_steps"), m_warmup}, {QStringLiteral("precision"), m_precision},
                 {QStringLiteral("seed"), m_seed},
                 {QStringLiteral("eval_every"), m_evalEvery}, {QStringLiteral("checkpoint_every"), m_checkpointEvery},
-                {QStringLiteral("keep_checkpoints"), m_keepCheckpoints},
+                {QStringLiteral("keep_checkpoints"), m_keepCheckpoints}, {QStringLiteral("keep_best"), m_keepBest},
                 {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}};
     setJob(supervisor::defaultJob(0));
 }
@@ -264,7 +268,7 @@ void JobForm::showKind()
     m_trainerSchedule->setVisible(!script);
     // Evaluation and checkpoints are the trainer's; a script does its own.
     for (QWidget* trainerOnly : {static_cast<QWidget*>(m_evalEvery), static_cast<QWidget*>(m_checkpointEvery),
-                                 static_cast<QWidget*>(m_keepCheckpoints)}) {
+                                 static_cast<QWidget*>(m_keepCheckpoints), static_cast<QWidget*>(m_keepBest)}) {
         m_outputForm->setRowVisible(trainerOnly, !script);
     }
 }
@@ -539,6 +543,9 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
     m_evalEvery->setValue(static_cast<int>(integerOption(t, "eval_every", 1)));
     m_checkpointEvery->setValue(static_cast<int>(integerOption(t, "checkpoint_every", 0)));
     m_keepCheckpoints->setValue(static_cast<int>(integerOption(t, "keep_checkpoints", 3)));
+    const QString keepBest = textOption(t, "keep_best", QStringLiteral("auto"));
+    if (m_keepBest->findText(keepBest) < 0) m_keepBest->addItem(keepBest); // a rule of the job file's own, kept
+    m_keepBest->setCurrentText(keepBest);
     m_output->setText(job.outputRoot);
     m_maxRestarts->setValue(job.maxRestarts);
     m_heartbeat->setValue(job.isScript() && !job.heartbeatTimeoutGiven ? kHangDetectionOff : job.heartbeatTimeoutSec);

@@ -154,6 +154,7 @@ private:
     QDoubleSpinBox* m_weightDecay;
     QComboBox* m_schedule;
     QComboBox* m_precision;
+    QComboBox* m_keepBest;
     QSpinBox* m_warmup;
     QSpinBox* m_seed;
     QSpinBox* m_evalEvery;

@@ -1,7 +1,10 @@
 #include "checkpoint_list.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -21,6 +24,27 @@ qint64 checkpointStepOfName(const QString& fileName)
     return ok ? step : -1;
 }
 
+namespace {
+
+// The checkpoint best.json names (a file name in checkpoints/, nothing else), marked with its metric and value.
+void markBest(const QDir& folder, QList<CheckpointInfo>& list)
+{
+    QFile file(folder.filePath(QLatin1String(protocol::kBestRecordFile)));
+    if (file.size() > 64 * 1024 || !file.open(QIODevice::ReadOnly)) return;
+    const QJsonObject record = QJsonDocument::fromJson(file.readAll()).object();
+    const QString name = record.value(QStringLiteral("checkpoint")).toString();
+    const QJsonValue value = record.value(QStringLiteral("value"));
+    if (!value.isDouble()) return;
+    for (CheckpointInfo& info : list) {
+        if (QFileInfo(info.path).fileName() != name) continue;
+        info.best = true;
+        info.bestMetric = record.value(QStringLiteral("metric")).toString();
+        info.bestValue = value.toDouble();
+    }
+}
+
+} // namespace
+
 QList<CheckpointInfo> listRunCheckpoints(const QString& runDir)
 {
     QList<CheckpointInfo> list;
@@ -37,6 +61,7 @@ QList<CheckpointInfo> listRunCheckpoints(const QString& runDir)
     }
     std::sort(list.begin(), list.end(), [](const CheckpointInfo& a, const CheckpointInfo& b) { return a.step < b.step; });
     if (list.isEmpty()) return list;
+    markBest(folder, list);
 
     const CsvTable metrics = readCsvTable(runDir + QLatin1Char('/') + QLatin1String(kMetricsFile), QLatin1String(kMetricsFile));
     const int stepColumn = metrics.column("step");

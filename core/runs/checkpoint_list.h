@@ -24,6 +24,10 @@ struct CheckpointInfo
     std::optional<qint64> epoch;    // metrics.csv's, at the step (or the nearest step before it)
     std::optional<double> loss;     // likewise
     std::optional<qint64> metricsStep; // the metrics.csv row they came from
+    // The best checkpoint by the run's --keep-best rule (checkpoints/best.json names it): its metric and value.
+    bool best = false;
+    QString bestMetric;
+    double bestValue = 0.0;
 };
 
 // The step in a checkpoint's file name (step-00000120.pt -> 120), or -1 for any other name.

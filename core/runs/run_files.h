@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "../protocol/run_layout.h"
+
 namespace ringmaster::runs {
 
 inline constexpr const char* kJobFile = "job.json";
@@ -19,7 +21,7 @@ inline constexpr const char* kClassesFile = "classes.json";
 inline constexpr const char* kCommandsFile = "commands.json";
 inline constexpr const char* kModelFile = "model.pt";
 inline constexpr const char* kLogsFolder = "logs";
-inline constexpr const char* kCheckpointsFolder = "checkpoints";
+inline constexpr const char* kCheckpointsFolder = protocol::kCheckpointsFolder;
 inline constexpr const char* kSlurmFolder = "slurm";   // a Slurm run's job.sbatch, job-id, batch-<id>.log
 
 // The files a run's listed fields are read from (notes.json too: run_notes.h); the index is stale when any

@@ -125,7 +125,8 @@ std::vector<std::string> listCheckpoints(const std::string& runDir)
 }
 
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep)
+                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep,
+                           std::int64_t keepAlso)
 {
     const fs::path dir = fs::path(runDir) / "checkpoints";
     createCheckpointFolder(dir);
@@ -171,12 +172,17 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
         file.commit();
     }
 
-    auto existing = listCheckpoints(runDir);
-    while (existing.size() > static_cast<std::size_t>(keep)) {
-        fs::remove(existing.front());
-        existing.erase(existing.begin());
-    }
+    pruneCheckpoints(runDir, keep, keepAlso);
     return path;
+}
+
+void pruneCheckpoints(const std::string& runDir, int keep, std::int64_t keepAlso)
+{
+    const auto existing = listCheckpoints(runDir); // oldest first
+    const auto older = existing.size() > static_cast<std::size_t>(keep) ? existing.size() - keep : 0;
+    for (std::size_t i = 0; i < older; ++i) {
+        if (stepOfName(fs::path(existing[i]).filename().string()) != keepAlso) fs::remove(existing[i]);
+    }
 }
 
 bool isInCheckpointFolder(const std::string& runDir, const std::string& checkpoint)

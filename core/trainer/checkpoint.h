@@ -38,13 +38,17 @@ struct CheckpointHeader
 
 inline constexpr const char* kAbandonedPrefix = "abandoned-";
 
-// Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep`; `device` is the rank's
-// (its CUDA generator is kept).
+// Writes RUN_DIR/checkpoints/step-NNNNNNNN.pt and removes all but the newest `keep` and the checkpoint of step
+// `keepAlso` (the best one, best_checkpoint.h; -1: none: pruneCheckpoints); `device` is the rank's (its CUDA generator is kept).
 // Returns the path written. Throws IoError (path and reason) when it cannot be written; the older
 // checkpoints are then untouched. RUN_DIR must exist: a run directory deleted mid-run is an IoError
 // naming RUN_DIR/checkpoints, never recreated.
 std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& header, torch::nn::Module& model,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep);
+                           torch::optim::Optimizer& optimizer, const torch::Device& device, int keep,
+                           std::int64_t keepAlso = -1);
+
+// Removes RUN_DIR's checkpoints but the newest `keep` and the one of step `keepAlso` (-1: none).
+void pruneCheckpoints(const std::string& runDir, int keep, std::int64_t keepAlso);
 
 // Reads only the header (model name, optimizer, position). Throws UsageError if unreadable.
 CheckpointHeader readCheckpointHeader(const std::string& path);

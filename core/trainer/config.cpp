@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "best_checkpoint.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -107,6 +109,7 @@ const std::map<std::string, Setter>& setters()
         {"threads", intField(&TrainerConfig::threads)},
         {"checkpoint-every", intField(&TrainerConfig::checkpointEvery)},
         {"keep-checkpoints", intField(&TrainerConfig::keepCheckpoints)},
+        {"keep-best", stringField(&TrainerConfig::keepBest)},
         {"resume", stringField(&TrainerConfig::resume)},
         {"out", stringField(&TrainerConfig::out)},
         {"eval-every", intField(&TrainerConfig::evalEvery)},
@@ -183,6 +186,8 @@ std::string trainerUsage()
            "       --weight-decay X  --lr-schedule constant|step|cosine  --warmup-steps N  --lr-step-size N\n"
            "       --lr-gamma X  --seed N  --device cpu|cuda  --backend gloo|nccl  --threads N\n"
            "       --checkpoint-every N  --keep-checkpoints N  --resume CHECKPOINT|RUN_DIR  --out RUN_DIR\n"
+           "       --keep-best val_loss|val_accuracy[:min|max]|none|auto   checkpoint each new best evaluation, never\n"
+           "                                  rotated away, as checkpoints/best.pt (auto: val_loss:min with validation)\n"
            "       --eval-every N  --eval-batch-size N  --bucket-mb X  --drop-last true|false  --log-every N\n"
            "       --local-allreduce shm|gloo   how same-host CPU ranks all-reduce gradients (default shm)\n"
            "       --find-unused-parameters true|false   average parameters a step left without a gradient\n"
@@ -329,6 +334,7 @@ void validateConfig(const TrainerConfig& c)
     if (c.threads < 0) throw UsageError("--threads: must be >= 0 (0 = cores / local world size)");
     if (c.checkpointEvery < 0) throw UsageError("--checkpoint-every: must be >= 0 (0 = at each epoch end)");
     if (c.keepCheckpoints < 1) throw UsageError("--keep-checkpoints: must be >= 1");
+    parseKeepBest(c.keepBest, true); // its form; whether "auto" keeps one depends on the data
     if (c.evalEvery < 0) throw UsageError("--eval-every: must be >= 0 (0 = only at the end)");
     if (c.evalBatchSize < 1) throw UsageError("--eval-batch-size: must be >= 1");
     if (!(c.bucketMb > 0.0)) throw UsageError("--bucket-mb: must be > 0");

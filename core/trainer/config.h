@@ -35,6 +35,7 @@ struct TrainerConfig
     int threads = 0;                        // intra-op threads per rank; 0: cores / local world size
     std::int64_t checkpointEvery = 0;       // steps; 0: at the end of each epoch only
     int keepCheckpoints = 3;
+    std::string keepBest = "auto";          // METRIC[:min|max] | none | auto: val_loss:min with validation (best_checkpoint.h)
     std::string resume;                     // checkpoint file or run directory
     std::string out = "runs/trainer";       // run directory
     int evalEvery = 1;                      // epochs; 0: only at the end

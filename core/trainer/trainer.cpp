@@ -11,6 +11,7 @@
 #include "../protocol/wire.h"
 #include "allocator_tuning.h"
 #include "atomic_file.h"
+#include "best_checkpoint.h"
 #include "checkpoint.h"
 #include "communicator.h"
 #include "compat.h"
@@ -271,6 +272,9 @@ void Trainer::setUp()
         }
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         settleTensorBoardTimeline(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
+        m_best = std::make_unique<BestCheckpoint>(parseKeepBest(m_config.keepBest, m_data.val.size() > 0), m_config.out);
+        m_best->restore(ownCheckpoint ? m_step : -1);
+        if (ownCheckpoint) m_lastCheckpointPath = m_resumePath;
         m_tensorboard = TensorBoardWriter::forRunDir(m_config.out);
         writeClassNames();
         log::info("run {}: model {} on {}, {} rank(s) x batch {} ({} global), backend {}, device {}, {} thread(s)/rank, "
@@ -381,7 +385,10 @@ Trainer::Outcome Trainer::trainLoop()
             }
         }
         if (m_step >= m_totalSteps && m_stepsPerEpoch * (epoch + 1) != m_step) break; // stopped mid-epoch by --max-steps
-        if (m_config.evalEvery > 0 && (epoch + 1) % m_config.evalEvery == 0) evaluate(epoch);
+        if (m_config.evalEvery > 0 && (epoch + 1) % m_config.evalEvery == 0) {
+            evaluate(epoch);
+            keepIfBest(epoch + 1, 0);
+        }
         if (m_config.checkpointEvery == 0) saveCheckpoint(epoch + 1, 0);
     }
     return Outcome::Completed;
@@ -512,11 +519,24 @@ void Trainer::saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch)
     header.precision = m_config.precision;
     if (m_scaler->enabled()) header.lossScaler = m_scaler->state();
     const auto path = ringmaster::trainer::saveCheckpoint(m_config.out, header, *m_model, *m_optimizer, m_device,
-                                                          m_config.keepCheckpoints);
+                                                          m_config.keepCheckpoints, m_best ? m_best->step() : -1);
+    m_lastCheckpointPath = path;
     log::info("checkpoint step={} path={}", m_step, path);
     if (m_reporter) {
         m_reporter->send({{wire::kKeyType, wire::kTypeCheckpoint}, {wire::kKeyStep, m_step}, {wire::kKeyPath, path}});
     }
+}
+
+void Trainer::keepIfBest(std::int64_t epoch, std::int64_t batchInEpoch)
+{
+    if (!isLeader() || !m_best || !m_best->enabled() || m_lastEvalStep != m_step) return;
+    const double value = m_best->valueOf(m_lastEval.loss, m_lastEval.accuracy);
+    if (!m_best->improves(value)) return;
+    const std::int64_t previous = m_best->step();
+    saveCheckpoint(epoch, batchInEpoch); // this step's, unless it has one
+    m_best->record(m_step, value, m_lastCheckpointPath);
+    // The previous best is an ordinary checkpoint now: the rotation may take it.
+    if (previous >= 0) pruneCheckpoints(m_config.out, m_config.keepCheckpoints, m_best->step());
 }
 
 void Trainer::finish(Outcome outcome)
@@ -525,6 +545,7 @@ void Trainer::finish(Outcome outcome)
         if (m_lastEvalStep != m_step) evaluate((std::max<std::int64_t>(m_step, 1) - 1) / m_stepsPerEpoch);
         const bool epochEnd = m_step % m_stepsPerEpoch == 0;
         saveCheckpoint(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
+        keepIfBest(m_step / m_stepsPerEpoch, epochEnd ? 0 : m_step % m_stepsPerEpoch);
     }
     setPhase(Phase::Done);
     syncBuffers();
@@ -583,6 +604,7 @@ void Trainer::writeSummary(const std::string& status, const std::string& message
         {"samples_per_sec", number(m_trainSamples / std::max(m_trainSeconds, 1e-9))},
         {"seconds", elapsedSeconds()},
         {"resumed_from", m_resumePath},
+        {"best_checkpoint", m_best ? m_best->summary() : nlohmann::json()},
     };
     if (m_scaler->enabled()) {
         summary["loss_scale"] = m_scaler->scale();

@@ -25,6 +25,7 @@ class GradientSynchronizer;
 class Reporter;
 class RunRecorder;
 class TensorBoardWriter;
+class BestCheckpoint;
 class ScriptedModel;
 enum class Phase;
 
@@ -64,6 +65,9 @@ private:
     // Loss and accuracy over the whole validation set, across ranks; kept in m_lastEval. No-op without one.
     void evaluate(std::int64_t epoch);
     void saveCheckpoint(std::int64_t epoch, std::int64_t batchInEpoch);
+    // After an evaluation at this step: when it is the best so far (--keep-best), this step's checkpoint (written
+    // now unless it exists) becomes the best one (rank 0; best_checkpoint.h).
+    void keepIfBest(std::int64_t epoch, std::int64_t batchInEpoch);
     void placeData();
     void finish(Outcome outcome);
     void writeSummary(const std::string& status, const std::string& message);
@@ -92,6 +96,7 @@ private:
     std::unique_ptr<Reporter> m_reporter;
     std::unique_ptr<RunRecorder> m_recorder;
     std::unique_ptr<TensorBoardWriter> m_tensorboard; // rank 0's live event file, RUN_DIR/tb/
+    std::unique_ptr<BestCheckpoint> m_best;           // rank 0's
 
     std::string m_resumePath;
     std::string m_startNotes; // warnings for the user, sent with the "running" status (a skipped checkpoint)
@@ -109,6 +114,7 @@ private:
     std::int64_t m_lastEvalStep = -1;
     EvalResult m_lastEval{};
     std::int64_t m_lastCheckpointStep = -1;
+    std::string m_lastCheckpointPath; // the file of m_lastCheckpointStep (rank 0)
 };
 
 } // namespace ringmaster::trainer

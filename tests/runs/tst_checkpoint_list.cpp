@@ -63,6 +63,12 @@ private Q_SLOTS:
         QCOMPARE(*list.at(0).epoch, qint64(0));
         QCOMPARE(*list.at(1).epoch, qint64(1));
         QVERIFY(*list.at(0).loss != *list.at(2).loss);
+        // checkpoints/best.json (--keep-best auto: the lowest val_loss, the last evaluation's here) marks step 22.
+        QVERIFY(!list.at(0).best && !list.at(1).best && list.at(2).best);
+        QCOMPARE(list.at(2).bestMetric, QStringLiteral("val_loss"));
+        const CsvTable eval = readCsvTable(m_run + QStringLiteral("/eval.csv"), QStringLiteral("eval.csv"));
+        QCOMPARE(eval.rows.last().at(eval.column("step")).toLongLong(), qint64(22));
+        QCOMPARE(list.at(2).bestValue, *parseCsvNumber(eval.rows.last().at(eval.column("val_loss"))));
     }
 
     void nearestRowAtOrBeforeTheStep()

@@ -493,6 +493,49 @@ private Q_SLOTS:
         QVERIFY(summary.value(QStringLiteral("resumed_from")).toString().endsWith(QStringLiteral("step-00000010.pt")));
     }
 
+    // --resume RUN_DIR --best continues from the trainer's best checkpoint (--keep-best), a bad --best is one line.
+    void resumeFromTheBestCheckpoint()
+    {
+        QTemporaryDir root;
+        const QStringList job{QStringLiteral("--model"), QStringLiteral("linear"), QStringLiteral("--data"), QStringLiteral("synthetic"),
+                              QStringLiteral("--synthetic-samples"), QStringLiteral("256"), QStringLiteral("--batch-size"), QStringLiteral("16"),
+                              QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--checkpoint-every"), QStringLiteral("4"),
+                              QStringLiteral("--keep-checkpoints"), QStringLiteral("1"), QStringLiteral("--keep-best"), QStringLiteral("val_loss:max")};
+        LaunchProcess first;
+        first.start(baseArguments(root.path()) + job); // 8 steps an epoch at 2 ranks: evaluations at 8, 16 and 24
+        QVERIFY(first.process.waitForFinished(kRunTimeoutMs));
+        first.read();
+        QCOMPARE(first.process.exitCode(), 0);
+        const QString dir = first.runDir();
+        const QJsonObject best = QJsonDocument::fromJson(readAll(dir + QStringLiteral("/checkpoints/best.json")).toUtf8()).object();
+        const qint64 bestStep = best.value(QStringLiteral("step")).toInteger(-1);
+        QVERIFY2(bestStep == 8 || bestStep == 16, qPrintable(readAll(dir + QStringLiteral("/eval.csv"))));
+
+        LaunchProcess resumed;
+        resumed.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--resume"), dir, QStringLiteral("--best")});
+        QVERIFY(resumed.process.waitForFinished(kRunTimeoutMs));
+        resumed.read();
+        QCOMPARE(resumed.process.exitCode(), 0);
+        const QString bestPath = dir + QStringLiteral("/checkpoints/best.pt");
+        QVERIFY2(resumed.output.contains(QStringLiteral("resuming from %1").arg(bestPath)), qPrintable(resumed.output));
+        const auto summary = QJsonDocument::fromJson(readAll(dir + QStringLiteral("/summary.json")).toUtf8()).object();
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("completed"));
+        QCOMPARE(summary.value(QStringLiteral("steps")).toInt(), 24);
+        QCOMPARE(summary.value(QStringLiteral("resumed_from")).toString(), bestPath);
+        QCOMPARE(summary.value(QStringLiteral("best_checkpoint")).toObject().value(QStringLiteral("step")).toInteger(), bestStep);
+
+        // A run without a best checkpoint: one line, exit 2, nothing launched.
+        QFile::remove(bestPath);
+        LaunchProcess none;
+        none.start(QStringList{QStringLiteral("--trainer"), trainerPath(), QStringLiteral("--resume"), dir, QStringLiteral("--best")});
+        QVERIFY(none.process.waitForFinished(60000));
+        none.read();
+        QCOMPARE(none.process.exitCode(), 2);
+        QVERIFY2(none.output.contains(QStringLiteral("--best: %1 has no best checkpoint").arg(dir)) &&
+                     none.output.trimmed().count(QLatin1Char('\n')) == 0,
+                 qPrintable(none.output));
+    }
+
     void killedLauncherTakesTheTrainersWithIt()
     {
         QTemporaryDir root;

@@ -12,7 +12,7 @@ def test_resume_is_exact(tmp_path):
     codes, out = run_ranks(2, COMMON + ["--max-steps", "20", "--checkpoint-every", "5", "--keep-checkpoints", "3"],
                            straight)
     assert codes == [0, 0], out
-    kept = sorted(p.name for p in (straight / "checkpoints").iterdir())
+    kept = sorted(p.name for p in (straight / "checkpoints").glob("step-*.pt"))
     assert kept == ["step-00000010.pt", "step-00000015.pt", "step-00000020.pt"]
 
     resumed = tmp_path / "resumed"
@@ -44,8 +44,9 @@ def test_checkpoint_holds_model_optimizer_and_position(tmp_path):
     codes, out = run_ranks(1, ["--model", "mlp", "--optimizer", "adam", "--lr", "0.001", "--max-steps", "3",
                                "--eval-batch-size", "5000"], run)
     assert codes == [0], out
-    files = list((run / "checkpoints").iterdir())
-    assert [f.name for f in files] == ["step-00000003.pt"]
+    files = sorted((run / "checkpoints").iterdir())
+    # The one checkpoint, which is also the best one (one evaluation): best.pt is the same file.
+    assert [f.name for f in files] == ["best.json", "best.pt", "step-00000003.pt"]
     # Resuming with another optimizer is refused: the optimizer state is part of the checkpoint.
     codes, out = run_ranks(1, ["--model", "mlp", "--optimizer", "sgd", "--resume", str(run)], tmp_path / "other")
     assert codes == [2]

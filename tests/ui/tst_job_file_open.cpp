@@ -104,6 +104,7 @@ private Q_SLOTS:
         job.maxRestarts = 4;
         job.setTrainerOption(QStringLiteral("epochs"), 7);
         job.setTrainerOption(QStringLiteral("batch_size"), 40);
+        job.setTrainerOption(QStringLiteral("keep_best"), QStringLiteral("val_loss:max")); // not among the form's choices
         const QString path = m_root.filePath(QStringLiteral("mnist sweep.ringmaster.json"));
         job.save(path);
 
@@ -119,6 +120,7 @@ private Q_SLOTS:
         QCOMPARE(shown.maxRestarts, 4);
         QCOMPARE(shown.trainer.value(QStringLiteral("epochs")).toInt(), 7);
         QCOMPARE(shown.trainer.value(QStringLiteral("batch_size")).toInt(), 40);
+        QCOMPARE(shown.trainer.value(QStringLiteral("keep_best")).toString(), QStringLiteral("val_loss:max"));
     }
 
     void badFileLeavesTheFormAndSaysWhy_data()

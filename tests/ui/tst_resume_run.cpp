@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -121,6 +122,10 @@ private Q_SLOTS:
         QCOMPARE(picker.checkpoints().size(), 3);
         QCOMPARE(picker.checkpoints().at(0).step, qint64(4));
         QCOMPARE(picker.checkpoints().at(0).loss.value_or(-1), firstLosses.at(3).toDouble());
+        // One evaluation, at the end: step 12's checkpoint is the best (--keep-best auto), and marked so.
+        QVERIFY(!picker.checkpoints().at(0).best && picker.checkpoints().at(2).best);
+        QCOMPARE(picker.checkpoints().at(2).bestMetric, QStringLiteral("val_loss"));
+        QVERIFY(picker.findChild<QTableWidget*>()->item(2, 0)->text().contains(QStringLiteral("best")));
         QVERIFY(picker.selectStep(4));
         const QString checkpoint = picker.selectedCheckpoint();
 

@@ -1,0 +1,13 @@
+#pragma once
+// Names in a run directory that the trainer writes and the runs library reads, declared once for both (no Qt, no
+// LibTorch). The best checkpoint (--keep-best, core/trainer/best_checkpoint.h): checkpoints/best.pt, a hard link to
+// the best step's file, and checkpoints/best.json, {"metric", "mode", "step", "value", "checkpoint"} where
+// "checkpoint" is that file's name in checkpoints/. See docs/run-directory.md.
+
+namespace ringmaster::protocol {
+
+inline constexpr const char* kCheckpointsFolder = "checkpoints";
+inline constexpr const char* kBestCheckpointFile = "best.pt";
+inline constexpr const char* kBestRecordFile = "best.json";
+
+} // namespace ringmaster::protocol
