@@ -126,6 +126,10 @@ private Q_SLOTS:
         QVERIFY(!picker.checkpoints().at(0).best && picker.checkpoints().at(2).best);
         QCOMPARE(picker.checkpoints().at(2).bestMetric, QStringLiteral("val_loss"));
         QVERIFY(picker.findChild<QTableWidget*>()->item(2, 0)->text().contains(QStringLiteral("best")));
+        if (const QString shots = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR"); !shots.isEmpty()) {
+            picker.show();
+            picker.grab().save(shots + QStringLiteral("/checkpoint-picker.png"));
+        }
         QVERIFY(picker.selectStep(4));
         const QString checkpoint = picker.selectedCheckpoint();
 
