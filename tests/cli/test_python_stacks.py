@@ -11,29 +11,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "frameworks"))
-from framework_runs import launch, rank_pid, wait_until  # noqa: E402
+from framework_runs import HUNG_BARRIER_SCRIPT, launch, rank_pid, wait_until  # noqa: E402
 
 INTERPRETER = "/usr/bin/python3"
-
-HUNG = r"""
-import time
-import torch.distributed as dist
-
-
-def meet_the_others():
-    dist.barrier()
-
-
-def wait_forever():
-    time.sleep(1000)
-
-
-dist.init_process_group("gloo")
-print("joined", dist.get_rank(), flush=True)
-if dist.get_rank() == 1:
-    wait_forever()
-meet_the_others()
-"""
 
 FINISHING = r"""
 import os
@@ -48,7 +28,7 @@ print("stacks file", os.environ["RINGMASTER_STACKS_FILE"], "signal", os.environ[
 
 
 def test_a_hung_scripts_ranks_leave_their_python_stacks_through_faulthandler(tmp_path):
-    (tmp_path / "train.py").write_text(HUNG)
+    (tmp_path / "train.py").write_text(HUNG_BARRIER_SCRIPT)
     run = launch(tmp_path, ["--heartbeat-timeout", "8"], wait=False, python=INTERPRETER)
     try:
         pids = [rank_pid(run.dir, rank) for rank in range(2)]

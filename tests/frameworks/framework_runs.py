@@ -23,6 +23,28 @@ HELPER_DIR = str(Path(os.environ.get("RINGMASTER_SOURCE_DIR", Path(__file__).par
 SKIP_REASON = ("RINGMASTER_FRAMEWORK_PYTHON is not set: scripts/test.sh sets it to .torch-env/bin/python "
                "(made by scripts/setup-torch.sh), which has the pinned torch 2.x, TensorBoard and frameworks")
 
+# A torchrun-style script whose group hangs: rank 1 sleeps and never reaches the barrier rank 0 waits in. Its lines
+# 7 (meet_the_others, inside barrier) and 11 (wait_forever, inside sleep) are where the stacks must find them.
+HUNG_BARRIER_SCRIPT = r"""
+import time
+import torch.distributed as dist
+
+
+def meet_the_others():
+    dist.barrier()
+
+
+def wait_forever():
+    time.sleep(1000)
+
+
+dist.init_process_group("gloo")
+print("joined", dist.get_rank(), flush=True)
+if dist.get_rank() == 1:
+    wait_forever()
+meet_the_others()
+"""
+
 # Every scalar TensorBoard's own reader finds in a logdir, as {tag: [[step, value], ...]} in its order.
 _ACCUMULATE = r"""
 import json, sys

@@ -15,34 +15,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from framework_runs import FRAMEWORK_PYTHON, SKIP_REASON, launch, rank_pid, wait_until  # noqa: E402
+from framework_runs import FRAMEWORK_PYTHON, HUNG_BARRIER_SCRIPT, SKIP_REASON, launch, rank_pid, wait_until  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(not FRAMEWORK_PYTHON, reason=SKIP_REASON),
               pytest.mark.skipif(not shutil.which("gdb"), reason="gdb is not installed (scripts/setup.sh installs it)")]
 
-SCRIPT = r"""
-import time
-import torch.distributed as dist
-
-
-def meet_the_others():
-    dist.barrier()
-
-
-def wait_forever():
-    time.sleep(1000)
-
-
-dist.init_process_group("gloo")
-print("joined", dist.get_rank(), flush=True)
-if dist.get_rank() == 1:
-    wait_forever()
-meet_the_others()
-"""
-
 
 def test_a_hung_scripts_ranks_leave_their_c_and_python_stacks(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "train.py").write_text(HUNG_BARRIER_SCRIPT)
     run = launch(tmp_path, ["--heartbeat-timeout", "8"], wait=False)
     try:
         pids = [rank_pid(run.dir, rank) for rank in range(2)]
