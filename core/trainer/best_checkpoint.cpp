@@ -38,12 +38,6 @@ void linkOrCopy(const fs::path& src, const fs::path& dst)
     writeFileAtomically(dst.string(), readFileWhole(src.string())); // a file system without hard links
 }
 
-void removeQuietly(const fs::path& path)
-{
-    std::error_code ignored;
-    fs::remove(path, ignored);
-}
-
 } // namespace
 
 std::optional<KeepBestRule> parseKeepBest(const std::string& text, bool hasValidation)
@@ -73,34 +67,39 @@ BestCheckpoint::BestCheckpoint(std::optional<KeepBestRule> rule, std::string run
 {
 }
 
-void BestCheckpoint::restore(std::int64_t resumeStep)
+void BestCheckpoint::restore(std::int64_t resumeStep, const std::string& abandonedDir)
 {
     const fs::path dir = checkpointsOf(m_runDir);
     const fs::path record = dir / protocol::kBestRecordFile;
     m_step = -1;
     std::error_code error;
-    if (m_rule && resumeStep >= 0 && fs::is_regular_file(record, error)) {
-        try {
-            const auto saved = nlohmann::json::parse(readFileWhole(record.string()));
-            const auto step = saved.at("step").get<std::int64_t>();
-            const auto checkpoint = saved.at("checkpoint").get<std::string>();
-            const bool sameRule = saved.at("metric").get<std::string>() == m_rule->metric &&
-                                  saved.at("mode").get<std::string>() == (m_rule->minimize ? "min" : "max");
-            if (sameRule && step <= resumeStep && checkpoint.find('/') == std::string::npos &&
-                fs::is_regular_file(dir / checkpoint, error)) {
-                m_step = step;
-                m_value = saved.at("value").get<double>();
-                m_checkpoint = checkpoint;
-                log::info("best checkpoint so far: step {} ({} {})", m_step, m_rule->metric, m_value);
-                return;
-            }
-        } catch (const std::exception& e) { // a damaged record: the best starts again, it never stops the run
-            log::warn("{}: {}; the best checkpoint is chosen afresh", record.string(), e.what());
+    if (!fs::is_regular_file(record, error)) return;
+    std::int64_t step = -1;
+    try {
+        const auto saved = nlohmann::json::parse(readFileWhole(record.string()));
+        step = saved.at("step").get<std::int64_t>();
+        const auto checkpoint = saved.at("checkpoint").get<std::string>();
+        const bool sameRule = m_rule && saved.at("metric").get<std::string>() == m_rule->metric &&
+                              saved.at("mode").get<std::string>() == (m_rule->minimize ? "min" : "max");
+        if (sameRule && resumeStep >= 0 && step <= resumeStep && checkpoint.find('/') == std::string::npos &&
+            fs::is_regular_file(dir / checkpoint, error)) {
+            m_step = step;
+            m_value = saved.at("value").get<double>();
+            m_checkpoint = checkpoint;
+            log::info("best checkpoint so far: step {} ({} {})", m_step, m_rule->metric, m_value);
+            return;
         }
+    } catch (const std::exception& e) { // a damaged record: the best is chosen afresh, it never stops the run
+        log::warn("{}: {}; the best checkpoint is chosen afresh", record.string(), e.what());
     }
-    // A fresh start, another rule, or a best on the abandoned timeline: none yet.
-    removeQuietly(dir / protocol::kBestCheckpointFile);
-    removeQuietly(record);
+    // The best of a timeline that was set aside (a fresh start, or a resume from before the best's step) goes with
+    // it; otherwise (another rule, --keep-best none) best.pt stays as it was until a new best replaces it.
+    if (abandonedDir.empty() || (resumeStep >= 0 && step >= 0 && step <= resumeStep)) return;
+    for (const char* name : {protocol::kBestCheckpointFile, protocol::kBestRecordFile}) {
+        if (!fs::exists(dir / name, error)) continue;
+        fs::rename(dir / name, fs::path(abandonedDir) / name, error);
+        if (error) throw IoError((dir / name).string(), "move aside with the abandoned timeline", error.value());
+    }
 }
 
 double BestCheckpoint::valueOf(double valLoss, double valAccuracy) const

@@ -5,7 +5,8 @@
 // checkpoint if it has none yet; checkpoints/best.pt (a hard link to it, else a copy) and checkpoints/best.json
 // ({"metric", "mode", "step", "value", "checkpoint"}) say which it is, and summary.json names it. best.json carries
 // the best across resumes: a resume from before the best's step forgets it, as that best belongs to the abandoned
-// timeline, and a fresh start forgets it too. Only rank 0 keeps it; every file is replaced atomically.
+// timeline (its best.pt and best.json move aside with that timeline's checkpoints), and a fresh start forgets it
+// too. Only rank 0 keeps it; every file is replaced atomically.
 
 #include <cstdint>
 #include <optional>
@@ -32,9 +33,10 @@ public:
 
     bool enabled() const { return m_rule.has_value(); }
     // After the run's timeline is settled at resumeStep (-1: a fresh start): the best that best.json records when
-    // it is on this timeline (its step at most resumeStep, its checkpoint still there), else none, and best.pt and
-    // best.json are removed.
-    void restore(std::int64_t resumeStep);
+    // it is on this timeline (its step at most resumeStep, the same rule, its checkpoint still there), else none.
+    // When the timeline that best belonged to was set aside into abandonedDir (abandonCheckpointsAfter), best.pt and
+    // best.json move there with it; otherwise they stay until a new best replaces them.
+    void restore(std::int64_t resumeStep, const std::string& abandonedDir);
     // The value of the rule's metric in an evaluation's result.
     double valueOf(double valLoss, double valAccuracy) const;
     // Whether value beats the best so far (a value that is not a finite number never does).

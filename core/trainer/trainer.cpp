@@ -273,7 +273,7 @@ void Trainer::setUp()
         m_recorder = std::make_unique<RunRecorder>(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         settleTensorBoardTimeline(m_config.out, m_resumePath.empty() ? -1 : m_step, abandoned);
         m_best = std::make_unique<BestCheckpoint>(parseKeepBest(m_config.keepBest, m_data.val.size() > 0), m_config.out);
-        m_best->restore(ownCheckpoint ? m_step : -1);
+        m_best->restore(ownCheckpoint ? m_step : -1, abandoned);
         if (ownCheckpoint) m_lastCheckpointPath = m_resumePath;
         m_tensorboard = TensorBoardWriter::forRunDir(m_config.out);
         writeClassNames();

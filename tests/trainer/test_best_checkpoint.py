@@ -1,7 +1,8 @@
 """--keep-best: every evaluation that beats the best so far gets a checkpoint, which the rotation of
 --keep-checkpoints never deletes; checkpoints/best.pt is a hard link to it, checkpoints/best.json and summary.json
 name it, and the best is the one eval.csv says it is. A resume from best.pt continues from it with the best kept; a
-resume from before the best forgets it (it belongs to the abandoned timeline) and chooses afresh."""
+resume from before the best forgets it (it belongs to the abandoned timeline, and its files go aside with it) and
+chooses afresh; another rule on resume leaves the earlier best.pt as it was."""
 import json
 import os
 from pathlib import Path
@@ -97,6 +98,25 @@ def test_resuming_from_the_best_keeps_it_and_from_before_it_chooses_afresh(tmp_p
     assert step == 844
     assert_best_is(lowest, 844, "val_loss", "min", value)
     assert os.stat(lowest / "checkpoints" / "best.pt").st_ino != abandoned_inode
+    # The abandoned timeline's best went aside with its checkpoints.
+    aside = next((lowest / "checkpoints").glob("abandoned-*"))
+    assert read_json(aside / "best.json")["step"] == 844
+    assert os.stat(aside / "best.pt").st_ino == abandoned_inode
+
+
+def test_another_rule_on_resume_leaves_the_earlier_best_until_a_new_one(tmp_path):
+    run = tmp_path / "run"
+    code, output = run_single([*JOB, "--keep-checkpoints", "1", "--keep-best", "val_loss:max", "--out", str(run)])
+    assert code == 0, output
+    before = (run / "checkpoints" / "best.json").read_text()
+    inode = os.stat(run / "checkpoints" / "best.pt").st_ino
+    # --keep-best none from here on: nothing new is kept as the best, and the earlier best.pt stays, its bytes too.
+    code, output = run_single([*JOB, "--epochs", "5", "--keep-checkpoints", "1", "--keep-best", "none",
+                               "--resume", str(run), "--out", str(run)])
+    assert code == 0, output
+    assert (run / "checkpoints" / "best.json").read_text() == before
+    assert os.stat(run / "checkpoints" / "best.pt").st_ino == inode
+    assert read_json(run / "summary.json")["best_checkpoint"] is None
 
 
 def test_a_bad_rule_is_one_line_and_exit_2(tmp_path):
