@@ -64,9 +64,10 @@ dist.destroy_process_group()
 # Named for a run or chosen per launch: present under both launchers, values not compared.
 PER_RUN = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE", "PYTHONPATH"}
 # Ringmaster's own (the run's socket, token and folder; unbuffered output for live logs and hang detection; the
-# run's device for Accelerate).
+# run's device for Accelerate; where the start-up hook writes the rank's Python stacks, and on which signal).
 RINGMASTER_ONLY = {"RINGMASTER_SOCKET", "RINGMASTER_TOKEN", "RINGMASTER_RUN_DIR", "PYTHONUNBUFFERED",
-                   "ACCELERATE_USE_CPU"}  # --device cpu, as `accelerate launch --cpu` says it
+                   "ACCELERATE_USE_CPU",  # --device cpu, as `accelerate launch --cpu` says it
+                   "RINGMASTER_STACKS_FILE", "RINGMASTER_STACKS_SIGNAL"}
 # torchrun's elastic agent hosts the rendezvous store and tells the workers to join it; under Ringmaster rank 0
 # hosts it, as under torchrun --no-python or a plain env:// rendezvous, so the variable must stay unset.
 TORCHRUN_ONLY = {"TORCHELASTIC_USE_AGENT_STORE"}
@@ -151,6 +152,8 @@ def test_a_torchrun_script_sees_the_same_environment_and_prints_the_same(tmp_pat
         assert ours["OMP_NUM_THREADS"] == str(max(1, len(os.sched_getaffinity(0)) // 2))
         assert ours["RANK"] == str(rank) and ours["TORCHELASTIC_RUN_ID"] == run_dir.name
         assert ours["TORCHELASTIC_ERROR_FILE"] == str(run_dir / "logs" / f"error-rank-{rank}.json")
+        assert ours["RINGMASTER_STACKS_FILE"] == str(run_dir / "logs" / f"rank-{rank}.stacks.txt")
+        assert int(ours["RINGMASTER_STACKS_SIGNAL"]) == signal.SIGRTMIN + 2
 
     # The helper module on torch 2.x: rank 0's values, every step, in scalars.csv (rank 1's log() does nothing).
     with open(run_dir / "scalars.csv") as f:
