@@ -27,17 +27,22 @@ int main(int argc, char** argv)
     JobSpec job;
     bool quiet = false;
     QString attachDir;
+    NotifyProgram notify;
     try {
-        if (parseAttachArguments(QCoreApplication::arguments(), &attachDir, &quiet)) {
+        QStringList arguments = QCoreApplication::arguments();
+        notify = takeNotifyCommand(&arguments); // a launch's and an --attach's
+        if (parseAttachArguments(arguments, &attachDir, &quiet)) {
             LaunchCommand command(job, quiet);
             command.setAttach(attachDir);
+            command.setNotifyCommand(notify);
             return command.exec();
         }
-        if (!parseLaunchArguments(QCoreApplication::arguments(), &job, &quiet)) return kLaunchExitCompleted;
+        if (!parseLaunchArguments(arguments, &job, &quiet)) return kLaunchExitCompleted;
     } catch (const JobError& e) {
         std::fprintf(stderr, "ringmaster-launch: error: %s\n", e.what());
         return kLaunchExitUsage;
     }
     LaunchCommand command(job, quiet);
+    command.setNotifyCommand(notify);
     return command.exec();
 }

@@ -18,6 +18,7 @@
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "preflight.h"
+#include "run_event.h"
 #include "run_supervisor.h"
 #include "slurm_flags.h"
 
@@ -147,6 +148,8 @@ QString launchUsage()
         "  --best                  with --resume RUN_DIR: from its best checkpoint (checkpoints/best.pt, --keep-best)\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
         "  --quiet                 only the final summary\n"
+        "  --notify-command CMD    run CMD (split into words, no shell) when the run completes, fails or stops and\n"
+        "                          when a rank hangs, with the event as one line of JSON on its stdin\n"
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
         "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
         "  --metric-pattern REGEX  (repeatable) read scalars from rank 0's output with this regular expression:\n"
@@ -163,6 +166,33 @@ QString launchUsage()
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
         "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request,\n"
         "4 left running in Slurm (terminal closed during a --slurm or --attach run; follow it with --attach).\n").arg(slurmUsage());
+}
+
+NotifyProgram takeNotifyCommand(QStringList* arguments)
+{
+    const QString flag = QStringLiteral("--notify-command");
+    QString text;
+    bool given = false;
+    for (qsizetype i = 1; i < arguments->size() && arguments->at(i) != QLatin1String("--");) {
+        const QString& argument = arguments->at(i);
+        if (argument == flag) {
+            if (i + 1 >= arguments->size()) throw JobError(QStringLiteral("--notify-command needs a value: the program to run, e.g. --notify-command 'notify-me --to ops'"));
+            text = arguments->at(i + 1);
+            arguments->remove(i, 2);
+            given = true;
+        } else if (argument.startsWith(flag + QLatin1Char('='))) {
+            text = argument.mid(flag.size() + 1);
+            arguments->remove(i);
+            given = true;
+        } else {
+            ++i;
+        }
+    }
+    if (!given) return {};
+    QString error;
+    NotifyProgram program = parseNotifyCommand(text, &error);
+    if (program.isEmpty()) throw JobError(error);
+    return program;
 }
 
 bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet)
@@ -315,6 +345,34 @@ LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
     }
 }
 
+void LaunchCommand::setNotifyCommand(const NotifyProgram& program)
+{
+    if (program.isEmpty()) return;
+    m_notify = new NotifyCommand(program, kNotifyTimeoutMs, this);
+    auto* watch = new RunEventWatch(m_supervisor, this);
+    connect(watch, &RunEventWatch::happened, m_notify, &NotifyCommand::send);
+    connect(m_notify, &NotifyCommand::problem, this, [this](const QString& line) {
+        if (m_progressShown) {
+            std::fputs("\r\033[K", stdout);
+            m_progressShown = false;
+            std::fflush(stdout);
+        }
+        std::fprintf(stderr, "ringmaster-launch: warning: %s\n", line.toUtf8().constData());
+    });
+    connect(m_notify, &NotifyCommand::drained, this, [this] {
+        if (m_ending) QCoreApplication::exit(m_exitCode);
+    });
+}
+
+void LaunchCommand::exitWhenNotified()
+{
+    m_ending = true;
+    // Queued: the run's final event reaches the notify command from the same signal, after this slot.
+    QMetaObject::invokeMethod(this, [this] {
+        if (!m_notify || m_notify->idle()) QCoreApplication::exit(m_exitCode);
+    }, Qt::QueuedConnection);
+}
+
 LaunchCommand::~LaunchCommand()
 {
     std::signal(SIGINT, SIG_DFL);
@@ -359,6 +417,11 @@ void LaunchCommand::onSignal()
                 QCoreApplication::exit(m_exitCode);
                 return;
             }
+        }
+        if (m_ending) { // the run is over: only the notify command is left, and the user does not want to wait
+            if (m_notify) m_notify->abandon();
+            QCoreApplication::exit(m_exitCode);
+            return;
         }
         ++m_signalsSeen;
         if (m_signalsSeen == 1) {
@@ -482,7 +545,7 @@ void LaunchCommand::onFinished(RunState state)
         printLine(line);
         m_exitCode = state == RunState::Completed ? kLaunchExitCompleted : kLaunchExitStopped;
     }
-    QCoreApplication::exit(m_exitCode);
+    exitWhenNotified();
 }
 
 } // namespace ringmaster::supervisor

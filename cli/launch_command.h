@@ -11,6 +11,7 @@
 #include <QStringList>
 
 #include "job_spec.h"
+#include "notify_command.h"
 #include "run_types.h"
 
 class QSocketNotifier;
@@ -29,6 +30,9 @@ inline constexpr int kLaunchExitLeftRunning = 4;
 // Returns false when --help was printed.
 bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quiet);
 QString launchUsage();
+// Removes --notify-command CMD (either spelling, before any "--") from *arguments and returns the checked
+// program, empty when not given. Throws JobError when CMD names no executable program.
+NotifyProgram takeNotifyCommand(QStringList* arguments);
 
 class LaunchCommand : public QObject
 {
@@ -39,6 +43,8 @@ public:
     ~LaunchCommand() override;
     // Follows the Slurm run in RUN_DIR (ringmaster-launch --attach) instead of starting the job.
     void setAttach(const QString& runDir) { m_attachDir = runDir; }
+    // Runs PROGRAM with each run event (run_event.h) as JSON on its stdin; the launcher waits for it at the end.
+    void setNotifyCommand(const NotifyProgram& program);
     // Runs the event loop until the run ends; returns the exit code.
     int exec();
 
@@ -46,6 +52,8 @@ private:
     void onStep(const StepMetric& metric);
     void onEval(const EvalMetric& metric);
     void onFinished(RunState state);
+    // Exits with m_exitCode once the notify command has had every event.
+    void exitWhenNotified();
     void onSignal();
     void printLine(const QString& line);
     void printProgress(const StepMetric& metric);
@@ -59,6 +67,8 @@ private:
     bool m_quiet;
     bool m_tty;
     RunSupervisor* m_supervisor;
+    NotifyCommand* m_notify = nullptr;
+    bool m_ending = false; // the run is over; waiting for the notify command
     QSocketNotifier* m_signalNotifier = nullptr;
     int m_signalsSeen = 0;
     int m_exitCode = kLaunchExitFailed;

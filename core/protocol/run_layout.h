@@ -6,6 +6,8 @@
 
 namespace ringmaster::protocol {
 
+// The run's outcome, written when it ends (by the trainer or the launcher): status, steps, last values.
+inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kCheckpointsFolder = "checkpoints";
 inline constexpr const char* kBestCheckpointFile = "best.pt";
 inline constexpr const char* kBestRecordFile = "best.json";

@@ -409,7 +409,6 @@ void LocalRun::onWatchdog()
     if (culprit < 0) return;
     auto& rank = *m_ranks[static_cast<std::size_t>(culprit)];
     rank.status.state = RankState::Hung;
-    Q_EMIT rankChanged(culprit);
     const bool stacks = !StackDumps::debugger().isEmpty();
     considerFailure(culprit,
                     QStringLiteral("%1 for %2 s (hung%3; silent ranks: %4)%5")
@@ -418,6 +417,7 @@ void LocalRun::onWatchdog()
                         .arg(silent.join(QStringLiteral(", ")))
                         .arg(stacks ? QStringLiteral("; its threads' stacks: %1").arg(m_dir.rankStacks(culprit)) : QString()),
                     FailurePriority::Hung, {});
+    Q_EMIT rankChanged(culprit); // with the hang as the root cause (run_event.h words it)
     m_verdictWindow.stop();
     log(QStringLiteral("run failed: %1; taking every rank's stacks, then killing the group").arg(m_verdict.rootCause().summary()));
     dumpStacksThenKill();

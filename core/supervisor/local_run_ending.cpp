@@ -163,6 +163,10 @@ void LocalRun::concludeIfAllExited()
             return;
         }
     }
+    // The ranks' ends arrive queued: when two die together, both are gone before the first end is handled, and
+    // the second end must not conclude this launch again (a second final state, a second restart).
+    if (m_concludedGeneration == m_launchGeneration) return;
+    m_concludedGeneration = m_launchGeneration;
     m_escalation.stop();
     m_verdictWindow.stop();
     m_stacks.reset(); // a hung group's dump that its ranks did not wait for (they all ended): its tools are killed

@@ -151,6 +151,21 @@ QString writeFile(const QString& path, const QByteArray& content, bool executabl
     return path;
 }
 
+QStringList notifyArguments(const QString& dir)
+{
+    const QString recorder = writeFile(QDir(dir).filePath(QStringLiteral("record-event.sh")), "#!/bin/sh\ncat >> \"$1\"\n", true);
+    return {QStringLiteral("--notify-command"), QStringLiteral("%1 '%2'").arg(recorder, QDir(dir).filePath(QStringLiteral("events.jsonl")))};
+}
+
+QList<QJsonObject> notifiedEvents(const QString& dir)
+{
+    QList<QJsonObject> events;
+    for (const QString& line : readAll(QDir(dir).filePath(QStringLiteral("events.jsonl"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        events << QJsonDocument::fromJson(line.toUtf8()).object();
+    }
+    return events;
+}
+
 void LaunchProcess::start(const QStringList& arguments, const QStringList& environment, const QStringList& unset)
 {
     auto env = QProcessEnvironment::systemEnvironment();

@@ -39,6 +39,10 @@ QList<qint64> csvSteps(const QString& path);
 // Writes a file (optionally executable); returns its path, or empty when it cannot be written.
 QString writeFile(const QString& path, const QByteArray& content, bool executable = false);
 
+// --notify-command with a recorder that appends each event to DIR/events.jsonl, and what it recorded.
+QStringList notifyArguments(const QString& dir);
+QList<QJsonObject> notifiedEvents(const QString& dir);
+
 // ringmaster-launch as the user runs it, its stdout and stderr merged into `output`.
 struct LaunchProcess
 {

@@ -103,6 +103,10 @@ private Q_SLOTS:
             << QStringLiteral("--metric-pattern reads a script's output") << QStringList{};
         QTest::newRow("tensorboard dir without a script") << QStringList{QStringLiteral("--tensorboard-dir"), QStringLiteral("tb")}
                                                           << QStringLiteral("--tensorboard-dir is where a script writes") << QStringList{};
+        QTest::newRow("notify command not found") << QStringList{QStringLiteral("--notify-command"), QStringLiteral("no-such-notifier --to ops")}
+                                                  << QStringLiteral("--notify-command: no program 'no-such-notifier' on PATH") << QStringList{};
+        QTest::newRow("notify command with an open quote") << QStringList{QStringLiteral("--notify-command=true 'x")}
+                                                           << QStringLiteral("a quote is not closed") << QStringList{};
         QTest::newRow("bad nproc") << QStringList{QStringLiteral("--nproc"), QStringLiteral("0")}
                                    << QStringLiteral("--nproc 0") << QStringList{};
         QTest::newRow("bad nproc on cpu") << QStringList{QStringLiteral("--device"), QStringLiteral("cpu"),
@@ -412,8 +416,9 @@ private Q_SLOTS:
     void plainOutputAndSummaryWhenPiped()
     {
         QTemporaryDir root;
+        QTemporaryDir notified;
         LaunchProcess launch;
-        launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--max-steps"), QStringLiteral("30")});
+        launch.start(baseArguments(root.path()) + notifyArguments(notified.path()) + QStringList{QStringLiteral("--max-steps"), QStringLiteral("30")});
         QVERIFY(launch.process.waitForFinished(kRunTimeoutMs));
         launch.read();
         QCOMPARE(launch.process.exitCode(), 0);
@@ -421,13 +426,29 @@ private Q_SLOTS:
         QVERIFY(launch.output.contains(QStringLiteral("epoch 0  step 30/30")));
         QVERIFY(launch.output.contains(QStringLiteral("completed: 30 steps")));
         QVERIFY2(launch.output.contains(QStringLiteral("trainer %1 (LibTorch ").arg(trainerPath())), qPrintable(launch.output));
+        // --notify-command: the trainer's summary in one line.
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("completed"));
+        const QJsonObject summary = readJson(launch.runDir() + QStringLiteral("/summary.json"));
+        QCOMPARE(events.at(0).value(QStringLiteral("summary")).toObject(), summary);
+        const QString message = events.at(0).value(QStringLiteral("message")).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("30 steps, loss %1, val_accuracy ")
+                                        .arg(QString::number(summary.value(QStringLiteral("final_loss")).toDouble(), 'g', 5))),
+                 qPrintable(message));
     }
 
     void sigtermStopsGracefullyWithFinalCheckpoint()
     {
         QTemporaryDir root;
+        // A notify command that fails (after reading its event) is reported; the run's exit code does not change.
+        QTemporaryDir notified;
+        const QString mailer = writeFile(notified.filePath(QStringLiteral("mailer.sh")),
+                                         "#!/bin/sh\ncat >> \"$1\"\necho 'mail: no route to host' >&2\nexit 5\n", true);
+        const QString events = notified.filePath(QStringLiteral("events.jsonl"));
         LaunchProcess launch;
-        launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--epochs"), QStringLiteral("20")});
+        launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--epochs"), QStringLiteral("20"), QStringLiteral("--notify-command"),
+                                                              QStringLiteral("%1 %2").arg(mailer, events)});
         QVERIFY(launch.waitForOutput(QStringLiteral("state: running"), kRunTimeoutMs));
         const QString dir = launch.runDir();
         QVERIFY(!dir.isEmpty());
@@ -444,6 +465,13 @@ private Q_SLOTS:
         QVERIFY(steps >= 5);
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/checkpoints/step-%1.pt").arg(steps, 8, 10, QLatin1Char('0'))));
         for (const auto pid : pids) QVERIFY(processGone(pid));
+        const QJsonObject event = QJsonDocument::fromJson(readAll(events).toUtf8()).object();
+        QCOMPARE(event.value(QStringLiteral("event")).toString(), QStringLiteral("stopped"));
+        QVERIFY2(event.value(QStringLiteral("message")).toString().startsWith(QStringLiteral("%1 steps, loss ").arg(steps)),
+                 qPrintable(event.value(QStringLiteral("message")).toString()));
+        QVERIFY2(launch.output.contains(QStringLiteral("ringmaster-launch: warning: --notify-command %1 %2 (the 'stopped' event) exited with code 5: "
+                                                       "mail: no route to host").arg(mailer, events)),
+                 qPrintable(launch.output));
     }
 
     // A crash can leave the newest checkpoint damaged (LibTorch's reader would load flipped bytes

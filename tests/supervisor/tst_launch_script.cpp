@@ -262,10 +262,12 @@ private Q_SLOTS:
     void failingRankIsNamedWithItsPythonError()
     {
         QTemporaryDir root;
+        QTemporaryDir notified;
         LaunchProcess launch;
-        launch.start(scriptArguments(root.path(), {QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
-                                                   QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-step"),
-                                                   QStringLiteral("5")}));
+        launch.start(scriptArguments(root.path(), notifyArguments(notified.path()) +
+                                                      QStringList{QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("100000"),
+                                                                  QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-step"),
+                                                                  QStringLiteral("5")}));
         // From the moment rank 1 has raised, the launcher must be done within seconds.
         QString dir;
         QVERIFY2(QTest::qWaitFor([&] {
@@ -287,6 +289,12 @@ private Q_SLOTS:
         const QList<qint64> pids = scriptPids(dir);
         QCOMPARE(pids.size(), 2);
         QVERIFY2(allGone(pids), "a python rank of the failed run is still alive");
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
+        QCOMPARE(events.at(0).value(QStringLiteral("rank")).toInt(-1), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("message")).toString(), QStringLiteral("rank 1 exited with code 1"));
+        QCOMPARE(events.at(0).value(QStringLiteral("summary")).toObject().value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
     }
 
     void sigtermStopsTheScriptRanks()
@@ -314,10 +322,12 @@ private Q_SLOTS:
     void restartRelaunchesWithTheNextRestartCount()
     {
         QTemporaryDir root;
+        QTemporaryDir notified;
         LaunchProcess launch;
         // The user's own OMP_NUM_THREADS is kept.
-        launch.start(scriptArguments(root.path(), {QStringLiteral("--max-restarts"), QStringLiteral("1"), QStringLiteral("--"),
-                                                   QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--fail-first-attempt")}),
+        launch.start(scriptArguments(root.path(), notifyArguments(notified.path()) +
+                                                      QStringList{QStringLiteral("--max-restarts"), QStringLiteral("1"), QStringLiteral("--"),
+                                                                  QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--fail-first-attempt")}),
                      {QStringLiteral("OMP_NUM_THREADS=3")});
         QVERIFY(launch.finish(2 * kRunTimeoutMs));
         QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
@@ -334,6 +344,61 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/env-1-0.json"))); // the first attempt ran, and failed
         QVERIFY(readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("out step 4 loss")));
         QVERIFY(allGone(scriptPids(dir)));
+        // --notify-command heard the end once (a failure that was restarted is no event), with the summary.
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("completed"));
+        QCOMPARE(events.at(0).value(QStringLiteral("run_dir")).toString(), QFileInfo(dir).absoluteFilePath());
+        QCOMPARE(events.at(0).value(QStringLiteral("title")).toString(), QStringLiteral("run %1 completed").arg(QFileInfo(dir).fileName()));
+        const QString message = events.at(0).value(QStringLiteral("message")).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("step 4: ")) && message.contains(QStringLiteral("train/loss ")) &&
+                     message.endsWith(QStringLiteral(", 1 restart(s)")),
+                 qPrintable(message));
+        QCOMPARE(events.at(0).value(QStringLiteral("summary")).toObject(), summary);
+    }
+
+    // Two ranks that die together: the launcher is stopped (SIGSTOP) while both are killed, so both ends are
+    // waiting when it goes on. Each launch is concluded once: one restart, then one failure, one final state,
+    // one event for --notify-command (the ends arrive queued; the second once concluded the run again).
+    void ranksThatDieTogetherEndTheRunOnce()
+    {
+        QTemporaryDir root;
+        QTemporaryDir notified;
+        LaunchProcess launch;
+        launch.start(scriptArguments(root.path(), notifyArguments(notified.path()) +
+                                                      QStringList{QStringLiteral("--max-restarts"), QStringLiteral("1"), QStringLiteral("--"),
+                                                                  QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--sleep"),
+                                                                  QStringLiteral("0.05")}));
+        for (const QString attempt : {QStringLiteral("0"), QStringLiteral("1")}) {
+            QString dir;
+            QVERIFY2(QTest::qWaitFor([&] {
+                launch.read();
+                dir = launch.runDir();
+                return !dir.isEmpty() && QFileInfo::exists(dir + QStringLiteral("/env-0-%1.json").arg(attempt)) &&
+                       QFileInfo::exists(dir + QStringLiteral("/env-1-%1.json").arg(attempt));
+            }, kRunTimeoutMs), qPrintable(launch.output));
+            QList<qint64> pids;
+            for (int rank = 0; rank < 2; ++rank) {
+                pids << static_cast<qint64>(readJson(dir + QStringLiteral("/env-%1-%2.json").arg(rank).arg(attempt)).value(QStringLiteral("pid")).toDouble());
+            }
+            const auto launcher = static_cast<pid_t>(launch.process.processId());
+            QCOMPARE(::kill(launcher, SIGSTOP), 0);
+            for (const qint64 pid : pids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+            const bool bothDead = allGone(pids); // zombies: the stopped launcher has not reaped them
+            QCOMPARE(::kill(launcher, SIGCONT), 0);
+            QVERIFY(bothDead);
+        }
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QCOMPARE(launch.process.exitCode(), 1);
+        const QString log = readAll(launch.runDir() + QStringLiteral("/logs/launcher.log"));
+        QCOMPARE(log.count(QStringLiteral("restart 1 of 1 after: ")), 1);
+        QCOMPARE(log.count(QStringLiteral("started 2 rank(s) in process group")), 2);
+        QCOMPARE(log.count(QStringLiteral(" FAILED: ")), 1);
+        QCOMPARE(log.count(QStringLiteral("state: failed")), 1);
+        QCOMPARE(readJson(launch.runDir() + QStringLiteral("/summary.json")).value(QStringLiteral("restarts")).toInt(), 1);
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
     }
 
     // What a script starts and leaves behind dies with the run (issue 22, item 8): a "data server" that leaves the
@@ -417,16 +482,31 @@ sys.exit(int(os.environ["TORCHELASTIC_RESTART_COUNT"]) < 2)  # fails twice, then
             QVERIFY2(launch.process.exitCode() == 0, qPrintable(launch.output));
             QVERIFY(launch.output.contains(QStringLiteral("hang detection after 10 s without output")));
         }
-        // Every rank silent for 10 s: hung, the group is killed, the launcher exits 1.
+        // Every rank silent for 10 s: hung, the group is killed, the launcher exits 1. --notify-command hears
+        // of the hang, then of the failure, once each; the run is concluded once although both ranks die together.
         QTemporaryDir root;
+        QTemporaryDir notified;
         LaunchProcess launch;
-        launch.start(scriptArguments(root.path(), {QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
-                                                   QStringLiteral("--steps"), QStringLiteral("100"), QStringLiteral("--stall-step"),
-                                                   QStringLiteral("2")}));
+        launch.start(scriptArguments(root.path(), notifyArguments(notified.path()) +
+                                                      QStringList{QStringLiteral("--heartbeat-timeout"), QStringLiteral("10"), QStringLiteral("--"),
+                                                                  QStringLiteral("--steps"), QStringLiteral("100"), QStringLiteral("--stall-step"),
+                                                                  QStringLiteral("2")}));
         QVERIFY(launch.finish(kRunTimeoutMs));
         QCOMPARE(launch.process.exitCode(), 1);
         QVERIFY2(launch.output.contains(QStringLiteral("printed nothing for 10 s (hung")), qPrintable(launch.output));
         QVERIFY2(allGone(scriptPids(launch.runDir())), "a hung python rank outlived the bring-down");
+        QCOMPARE(launch.output.count(QStringLiteral("\nFAILED: ")), 1);
+        QCOMPARE(readAll(launch.runDir() + QStringLiteral("/logs/launcher.log")).count(QStringLiteral(" FAILED: ")), 1);
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 2);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("hung"));
+        QCOMPARE(events.at(1).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
+        const int hungRank = events.at(0).value(QStringLiteral("rank")).toInt(-1);
+        QVERIFY(hungRank == 0 || hungRank == 1);
+        QCOMPARE(events.at(1).value(QStringLiteral("rank")).toInt(-1), hungRank);
+        QVERIFY2(events.at(0).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("rank %1 printed nothing for 10 s (hung").arg(hungRank)),
+                 qPrintable(events.at(0).value(QStringLiteral("message")).toString()));
+        QVERIFY(events.at(0).value(QStringLiteral("summary")).isNull()); // the run had not ended yet
     }
 
     void badInputLaunchesNothing_data()
