@@ -319,6 +319,7 @@ void LocalRun::launchGroup()
         if (r > 0 && m_group == 0) {
             // Rank 0 did not start, so there is no group to join: the others are not started at all.
             m_ranks.back()->status.state = RankState::Failed;
+            m_ranks.back()->ended = true;
             Q_EMIT rankChanged(r);
             continue;
         }

@@ -55,6 +55,8 @@ void LocalRun::onRankFinished(int rank, int exitCode, int exitSignal)
 {
     if (rank < 0 || rank >= static_cast<int>(m_ranks.size())) return;
     auto& r = *m_ranks[static_cast<std::size_t>(rank)];
+    if (r.ended) return; // reported twice (a start failure, then an exit)
+    r.ended = true;
     const bool clean = exitCode == 0 && exitSignal == 0;
     r.status.exitCode = exitCode;
     r.status.exitSignal = exitSignal;
@@ -158,13 +160,12 @@ void LocalRun::requestCheckpoint()
 
 void LocalRun::concludeIfAllExited()
 {
+    // Every rank's end handled, not only every process gone: when ranks die together, the first end handled would
+    // otherwise conclude the launch before the others' (a clean exit concluding "completed" while its peer's
+    // failure still waits), and the last would conclude it a second time.
     for (const auto& rank : m_ranks) {
-        if (rank->process->isRunning() && rank->status.state != RankState::Failed && rank->status.state != RankState::Exited) {
-            return;
-        }
+        if (!rank->ended) return;
     }
-    // The ranks' ends arrive queued: when two die together, both are gone before the first end is handled, and
-    // the second end must not conclude this launch again (a second final state, a second restart).
     if (m_concludedGeneration == m_launchGeneration) return;
     m_concludedGeneration = m_launchGeneration;
     m_escalation.stop();

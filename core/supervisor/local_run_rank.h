@@ -16,6 +16,9 @@ struct LocalRun::Rank
     std::unique_ptr<RankProcess> process;
     RankStatus status;
     QElapsedTimer sinceHeartbeat;
+    // Its end was handled (onRankFinished), or it was never started. Not the process's state: the ends
+    // arrive queued, and a rank whose process is gone may still have its end (a failure) waiting.
+    bool ended = false;
 };
 
 } // namespace ringmaster::supervisor

@@ -401,6 +401,49 @@ private Q_SLOTS:
         QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
     }
 
+    // Rank 0 exits 0 and rank 1 exits 1 while the launcher is stopped: the run fails (rank 1), and rank 0's last
+    // printed values are in summary.json. Concluding on the first end handled said "completed" and lost them.
+    void aCleanExitBesideAFailureIsAFailure()
+    {
+        QTemporaryDir root;
+        const QString go = root.filePath(QStringLiteral("go"));
+        const QString script = writeFile(root.filePath(QStringLiteral("pair.py")), QStringLiteral(R"PY(
+import os, sys, time
+rank = os.environ["RANK"]
+with open(os.path.join(os.environ["RINGMASTER_RUN_DIR"], "pid-" + rank), "w") as f:
+    f.write(str(os.getpid()))
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.02)
+if rank == "0":
+    print("step 9 last=0.5", flush=True)
+sys.exit(int(rank))
+)PY").toUtf8());
+        LaunchProcess launch;
+        launch.start({QStringLiteral("--script"), script, QStringLiteral("--python"), QString::fromLatin1(kPython), QStringLiteral("--nproc"),
+                      QStringLiteral("2"), QStringLiteral("--output-root"), root.filePath(QStringLiteral("runs")), QStringLiteral("--"), go});
+        QString dir;
+        QVERIFY2(QTest::qWaitFor([&] {
+            launch.read();
+            dir = launch.runDir();
+            return !dir.isEmpty() && !readAll(dir + QStringLiteral("/pid-0")).isEmpty() && !readAll(dir + QStringLiteral("/pid-1")).isEmpty();
+        }, kRunTimeoutMs), qPrintable(launch.output));
+        const QList<qint64> pids{readAll(dir + QStringLiteral("/pid-0")).toLongLong(), readAll(dir + QStringLiteral("/pid-1")).toLongLong()};
+        const auto launcher = static_cast<pid_t>(launch.process.processId());
+        QCOMPARE(::kill(launcher, SIGSTOP), 0);
+        const bool written = !writeFile(go, "").isEmpty();
+        const bool bothEnded = allGone(pids);
+        QCOMPARE(::kill(launcher, SIGCONT), 0);
+        QVERIFY(written && bothEnded);
+        QVERIFY(launch.finish(kRunTimeoutMs));
+        QCOMPARE(launch.process.exitCode(), 1);
+        const QJsonObject summary = readJson(dir + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+        QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(-1), 1);
+        QCOMPARE(summary.value(QStringLiteral("last_step")).toInt(), 9);
+        QCOMPARE(summary.value(QStringLiteral("last_scalars")).toObject().value(QStringLiteral("last")).toDouble(), 0.5);
+        QCOMPARE(readAll(dir + QStringLiteral("/logs/launcher.log")).count(QStringLiteral("state: ")), 3); // starting, running, failed
+    }
+
     // What a script starts and leaves behind dies with the run (issue 22, item 8): a "data server" that leaves the
     // run's process group with setsid() and ignores SIGTERM, and a worker in the group that ignores SIGTERM too.
     // Each failed attempt's leftovers die before the restart; a restart waits 1 s, then 2 s (its back-off).
