@@ -40,6 +40,8 @@ packages=(
   python3-pil
   # Tests: a one-node Slurm (scripts/slurm-local.sh) for the srun and --slurm tests.
   slurm-wlm munge
+  # Tests: the app's desktop notifications over a private session bus (dbus-run-session).
+  dbus-daemon dbus-bin
   # Every thread's stack of a hung run's ranks, before they are killed (core/supervisor/stack_dumps.h).
   gdb
   # Fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.

@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "app_settings.h"
+#include "desktop_notifier.h"
 #include "eval_table.h"
 #include "gpu_panel.h"
 #include "trainer_note.h"
@@ -75,7 +76,9 @@ MainWindow::MainWindow(QWidget* parent)
     , m_speedLabel(new QLabel(this))
     , m_banner(new QLabel(this))
     , m_progress(new QProgressBar(this))
+    , m_notifier(new DesktopNotifier(m_supervisor, this))
 {
+    m_notifier->setEnabled(QSettings().value(QLatin1String(supervisor::kDesktopNotificationsKey), true).toBool());
     setWindowTitle(tr("Ringmaster"));
     buildToolBar();
 
@@ -195,6 +198,7 @@ MainWindow::MainWindow(QWidget* parent)
         if (m_supervisor->job().isScript()) m_speedLabel->setText(tr("step %1").arg(batch.step));
     });
     connect(m_supervisor, &supervisor::RunSupervisor::logLine, m_logPanel, &LogPanel::append);
+    connect(m_notifier, &DesktopNotifier::unavailable, m_logPanel, [this](const QString& line) { m_logPanel->append(-1, line); });
     connect(m_supervisor, &supervisor::RunSupervisor::problem, this,
             [this](const QString& line) { showBanner(tr("<b>Warning:</b> %1").arg(line.toHtmlEscaped()), true); });
     connect(m_supervisor, &supervisor::RunSupervisor::stateChanged, this, &MainWindow::onStateChanged);
@@ -232,6 +236,15 @@ void MainWindow::buildToolBar()
         ->setToolTip(tr("Load a job file (the same JSON ringmaster-launch reads)"));
     bar->addAction(style()->standardIcon(QStyle::SP_DriveFDIcon), tr("Save job…"), this, &MainWindow::saveJobAs)
         ->setToolTip(tr("Save this form as a job file for ringmaster-launch"));
+    bar->addSeparator();
+    m_notifyAction = bar->addAction(style()->standardIcon(QStyle::SP_MessageBoxInformation), tr("Notify"));
+    m_notifyAction->setCheckable(true);
+    m_notifyAction->setChecked(m_notifier->isEnabled());
+    m_notifyAction->setToolTip(tr("Show a desktop notification when a run completes, fails or hangs"));
+    connect(m_notifyAction, &QAction::toggled, this, [this](bool on) {
+        m_notifier->setEnabled(on);
+        QSettings().setValue(QLatin1String(supervisor::kDesktopNotificationsKey), on);
+    });
 }
 
 supervisor::JobSpec MainWindow::currentJob() const

@@ -31,6 +31,7 @@ class RunSupervisor;
 
 namespace ringmaster::ui {
 
+class DesktopNotifier;
 class EvalTable;
 class GpuPanel;
 class TrainerNote;
@@ -97,6 +98,8 @@ public:
     QAction* startAction() const { return m_start; }
     QAction* stopAction() const { return m_stop; }
     QAction* killAction() const { return m_kill; }
+    QAction* notifyAction() const { return m_notifyAction; }
+    DesktopNotifier* notifier() const { return m_notifier; }
     QLabel* stateLabel() const { return m_stateLabel; }
     QLabel* banner() const { return m_banner; }
     QTabWidget* tabs() const { return m_tabs; }
@@ -142,6 +145,8 @@ private:
     QAction* m_stop = nullptr;
     QAction* m_kill = nullptr;
     QAction* m_checkpoint = nullptr;
+    QAction* m_notifyAction = nullptr;
+    DesktopNotifier* m_notifier;
     QTimer m_rankRefresh;
     QFutureWatcher<supervisor::PreflightResult> m_preflight;
     std::shared_ptr<std::atomic_bool> m_preflightCancel; // shared with the worker running runPreflight

@@ -11,6 +11,8 @@ inline constexpr const char* kSettingsOrganization = "Ringmaster";
 inline constexpr const char* kSettingsApplication = "ringmaster";
 // The last job the app started, as compact JSON (JobSpec::toJson); the app's form opens with it.
 inline constexpr const char* kLastJobSettingsKey = "lastJob";
+// Whether the app shows a desktop notification when a run completes, fails or hangs (default true).
+inline constexpr const char* kDesktopNotificationsKey = "desktopNotifications";
 // The trainers and interpreters the user has chosen (absolute paths, newest first): trusted_programs.h.
 inline constexpr const char* kTrustedTrainersKey = "trustedTrainers";
 inline constexpr const char* kTrustedInterpretersKey = "trustedInterpreters";

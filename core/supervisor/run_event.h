@@ -4,7 +4,7 @@
 // perhaps restarted). RunEventWatch follows a RunSupervisor and emits one RunEvent for each such moment:
 // one per hung rank, one when the run ends. The event is data; the front ends word it at the edge: the
 // launcher's --notify-command hands it to the user's own program as JSON on stdin (notify_command.h), the app
-// shows a desktop notification (ui/panes/desktop_notifier.h). A straggler event joins the kinds once the
+// shows a desktop notification (ui/desktop_notifier.h). A straggler event joins the kinds once the
 // supervisor names stragglers.
 
 #include <QDateTime>

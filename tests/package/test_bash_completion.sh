@@ -15,4 +15,7 @@ complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _rin
 [ "$(complete_words ringmaster-runs ex)" = "export" ] || fail "ringmaster-runs ex: $(complete_words ringmaster-runs ex)"
 [ "$(complete_words ringmaster-launch --device '')" = "cpu cuda" ] || fail "--device: $(complete_words ringmaster-launch --device '')"
 [ "$(complete_words ringmaster-runs export run --format '')" = "csv json" ] || fail "--format: $(complete_words ringmaster-runs export run --format '')"
+# --notify-command takes a program: commands on PATH are offered.
+[[ " $(complete_words ringmaster-launch --notify-command ringmaster-lau) " == *" ringmaster-launch "* ]] || fail "--notify-command: $(complete_words ringmaster-launch --notify-command ringmaster-lau)"
+[ "$(complete_words ringmaster-launch --notify-c)" = "--notify-command" ] || fail "ringmaster-launch --notify-c: $(complete_words ringmaster-launch --notify-c)"
 echo "bash completion test passed"

@@ -352,10 +352,17 @@ private Q_SLOTS:
     void failingTaskIsNamed()
     {
         REQUIRE_SLURM_FOR(kRealEntry);
+        QTemporaryDir notified;
         LaunchProcess launch;
-        launch.start(scriptArguments({QStringLiteral("--"), QStringLiteral("--fail-rank"), QStringLiteral("1")}));
+        launch.start(scriptArguments(test::notifyArguments(notified.path()) + QStringList{QStringLiteral("--"), QStringLiteral("--fail-rank"), QStringLiteral("1")}));
         QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
         QVERIFY2(launch.process.exitCode() == 1, qPrintable(launch.output));
+        // --notify-command hears of a Slurm run's failure with its job id.
+        const QList<QJsonObject> events = test::notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
+        QCOMPARE(events.at(0).value(QStringLiteral("job_id")).toString(), jobIdIn(launch.output));
+        QCOMPARE(events.at(0).value(QStringLiteral("rank")).toInt(-1), 1);
         QVERIFY2(QRegularExpression(QStringLiteral("FAILED: rank 1 \\S.*")).match(launch.output).hasMatch(), qPrintable(launch.output));
         QVERIFY2(launch.output.contains(QStringLiteral("RuntimeError: task 1 broke at step 3")), qPrintable(launch.output));
         const QJsonObject summary = slurmtest::readJson(launch.runDir() + QStringLiteral("/summary.json"));
@@ -379,8 +386,9 @@ private Q_SLOTS:
         QVERIFY(first.finish(30000));
         QVERIFY2(slurmtest::queueLine(jobId).endsWith(QStringLiteral("RUNNING")), qPrintable(slurmtest::queueLine(jobId)));
 
+        QTemporaryDir notified;
         LaunchProcess attached;
-        attached.start({QStringLiteral("--attach"), dir});
+        attached.start(QStringList{QStringLiteral("--attach"), dir} + test::notifyArguments(notified.path()));
         QVERIFY2(attached.waitForOutput(QStringLiteral("attached to Slurm job ") + jobId, 60000), qPrintable(attached.output));
         QVERIFY2(attached.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(attached.output));
         ::kill(static_cast<pid_t>(attached.process.processId()), SIGTERM);
@@ -389,6 +397,12 @@ private Q_SLOTS:
         QCOMPARE(slurmtest::readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("status")).toString(),
                  QStringLiteral("stopped"));
         QVERIFY(queueEmpties(jobId));
+        // --notify-command with --attach: the followed run's end, with its job id.
+        const QList<QJsonObject> events = test::notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("stopped"));
+        QCOMPARE(events.at(0).value(QStringLiteral("job_id")).toString(), jobId);
+        QCOMPARE(events.at(0).value(QStringLiteral("run_dir")).toString(), QFileInfo(dir).absoluteFilePath());
 
         // A run that Slurm has finished cannot be attached to: one line, exit 2.
         LaunchProcess again;
