@@ -179,6 +179,58 @@ private Q_SLOTS:
         screenshot(window, "script.png");
     }
 
+    // A script that logs with torch's real SummaryWriter (RINGMASTER_FRAMEWORK_PYTHON: the pinned torch 2.11 and
+    // tensorboard of scripts/torch-env.lock) is followed live: its first 500 steps are in the All scalars tab
+    // while it still runs (it waits for the test's go), then all 1,000.
+    void realSummaryWriterIsFollowedLive()
+    {
+        const QString python = qEnvironmentVariable("RINGMASTER_FRAMEWORK_PYTHON");
+        if (python.isEmpty()) QSKIP("RINGMASTER_FRAMEWORK_PYTHON is not set (scripts/test.sh sets it to .torch-env/bin/python)");
+        const QString go = m_root.filePath(QStringLiteral("go-writer"));
+        const QString script = m_root.filePath(QStringLiteral("writer.py"));
+        QFile file(script);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("import os, sys, time\n"
+                   "from torch.utils.tensorboard import SummaryWriter\n"
+                   "if os.environ['RANK'] != '0':\n    sys.exit(0)\n"
+                   "writer = SummaryWriter(os.path.join(os.environ['RINGMASTER_RUN_DIR'], 'tb'))\n"
+                   "for step in range(1000):\n"
+                   "    if step == 500:\n"
+                   "        writer.flush()\n"
+                   "        while not os.path.exists(sys.argv[1]):\n            time.sleep(0.05)\n"
+                   "    writer.add_scalar('train/loss', 1.0 / (step + 1), step)\n"
+                   "    writer.add_scalar('train/acc', step / 1000, step)\n"
+                   "writer.close()\n");
+        file.close();
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.show();
+        window.gpuPanel()->cpuRanksBox()->setValue(1);
+        window.jobForm()->outputEdit()->setText(m_root.path());
+        window.jobForm()->kindBox()->setCurrentIndex(1);
+        window.jobForm()->scriptFields()->scriptEdit()->setText(script);
+        window.jobForm()->scriptFields()->argumentsEdit()->setText(go);
+        window.jobForm()->scriptFields()->pythonEdit()->setText(python);
+        QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kRunTimeoutMs); // the interpreter imports torch
+        window.startAction()->trigger();
+        ScalarChart* scalars = window.scalarChart();
+        QVERIFY(QTest::qWaitFor([&] { return scalars->pointCount(QStringLiteral("train/loss")) >= 500 || supervisor::isFinal(window.supervisor()->state()); },
+                                kRunTimeoutMs));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Running); // live, not at the end
+        QCOMPARE(scalars->pointCount(QStringLiteral("train/loss")), 500);
+        QCOMPARE(scalars->names(), (QStringList{QStringLiteral("train/acc"), QStringLiteral("train/loss")}));
+        QCOMPARE(window.tabs()->currentIndex(), 1); // a script run shows the All scalars tab
+        scalars->setTicked(QStringLiteral("train/acc"), true);
+        scalars->flush();
+        QCoreApplication::processEvents();
+        screenshot(window, "real-writer-live.png");
+        QVERIFY(QFile(go).open(QIODevice::WriteOnly));
+        QVERIFY(waitForFinal(window));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
+        QCOMPARE(scalars->pointCount(QStringLiteral("train/loss")), 1000);
+        QCOMPARE(scalars->pointCount(QStringLiteral("train/acc")), 1000);
+    }
+
     void invalidInputKeepsStartDisabled()
     {
         MainWindow window;
