@@ -321,14 +321,7 @@ LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
     connect(m_supervisor, &RunSupervisor::logLine, this, [this](int rank, const QString& line) {
         if (rank < 0 && !m_quiet) printLine(QStringLiteral("[launcher] ") + line);
     });
-    connect(m_supervisor, &RunSupervisor::problem, this, [this](const QString& line) {
-        if (m_progressShown) {
-            std::fputs("\r\033[K", stdout);
-            m_progressShown = false;
-            std::fflush(stdout);
-        }
-        std::fprintf(stderr, "ringmaster-launch: warning: %s\n", line.toUtf8().constData());
-    });
+    connect(m_supervisor, &RunSupervisor::problem, this, &LaunchCommand::printWarning);
     connect(m_supervisor, &RunSupervisor::checkpointSaved, this, [this](qint64 step, const QString& path) {
         if (!m_quiet) printLine(QStringLiteral("checkpoint step %1: %2").arg(step).arg(path));
     });
@@ -351,14 +344,7 @@ void LaunchCommand::setNotifyCommand(const NotifyProgram& program)
     m_notify = new NotifyCommand(program, kNotifyTimeoutMs, this);
     auto* watch = new RunEventWatch(m_supervisor, this);
     connect(watch, &RunEventWatch::happened, m_notify, &NotifyCommand::send);
-    connect(m_notify, &NotifyCommand::problem, this, [this](const QString& line) {
-        if (m_progressShown) {
-            std::fputs("\r\033[K", stdout);
-            m_progressShown = false;
-            std::fflush(stdout);
-        }
-        std::fprintf(stderr, "ringmaster-launch: warning: %s\n", line.toUtf8().constData());
-    });
+    connect(m_notify, &NotifyCommand::problem, this, &LaunchCommand::printWarning);
     connect(m_notify, &NotifyCommand::drained, this, [this] {
         if (m_ending) QCoreApplication::exit(m_exitCode);
     });
@@ -433,6 +419,16 @@ void LaunchCommand::onSignal()
             m_supervisor->kill();
         }
     }
+}
+
+void LaunchCommand::printWarning(const QString& line)
+{
+    if (m_progressShown) { // the live line goes, so that the warning is not drawn over it
+        std::fputs("\r\033[K", stdout);
+        m_progressShown = false;
+        std::fflush(stdout);
+    }
+    std::fprintf(stderr, "ringmaster-launch: warning: %s\n", line.toUtf8().constData());
 }
 
 void LaunchCommand::printLine(const QString& line)

@@ -56,6 +56,8 @@ private:
     void exitWhenNotified();
     void onSignal();
     void printLine(const QString& line);
+    // "ringmaster-launch: warning: LINE" on stderr (a problem during the run, a notify command that failed).
+    void printWarning(const QString& line);
     void printProgress(const StepMetric& metric);
     // A script's scalars: a live line "step N  name value ..." (a pipe: every couple of seconds).
     void onScalars(const ScalarBatch& scalars);

@@ -148,7 +148,6 @@ private:
     qint64 m_stepsReceived = 0;
     QString m_finalStatus;
     int m_launchGeneration = 0;    // which launch the ranks' queued reports belong to
-    int m_concludedGeneration = 0; // the launch whose end was concluded (its other ranks' queued ends change nothing)
 };
 
 } // namespace ringmaster::supervisor

@@ -162,12 +162,11 @@ void LocalRun::concludeIfAllExited()
 {
     // Every rank's end handled, not only every process gone: when ranks die together, the first end handled would
     // otherwise conclude the launch before the others' (a clean exit concluding "completed" while its peer's
-    // failure still waits), and the last would conclude it a second time.
+    // failure still waits), and the last would conclude it a second time. Each end is handled once, so the
+    // launch is concluded once, at its last.
     for (const auto& rank : m_ranks) {
         if (!rank->ended) return;
     }
-    if (m_concludedGeneration == m_launchGeneration) return;
-    m_concludedGeneration = m_launchGeneration;
     m_escalation.stop();
     m_verdictWindow.stop();
     m_stacks.reset(); // a hung group's dump that its ranks did not wait for (they all ended): its tools are killed
