@@ -8,6 +8,11 @@
 
 #include "run_event.h"
 
+#include <csignal>
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -135,6 +140,12 @@ void NotifyCommand::startNext()
     m_process->setProgram(m_program.program);
     m_process->setArguments(m_program.arguments);
     m_process->setProcessChannelMode(QProcess::MergedChannels);
+    // Its own process group, as the ranks have: the terminal's Ctrl-C reaches the launcher, which ends the
+    // command itself (abandon()), instead of the command dying of it mid-send; and it dies with the launcher.
+    m_process->setChildProcessModifier([] {
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    });
     // Connected before the start: a command that cannot start reports through errorOccurred only.
     connect(m_process, &QProcess::readyRead, this, [this] {
         QByteArray output = m_process->property("output").toByteArray() + m_process->readAll();
@@ -178,7 +189,8 @@ void NotifyCommand::onEnded(bool started, int exitCode, bool crashed)
     } else if (m_terminated) {
         Q_EMIT problem(QStringLiteral("%1 was still running after %2 s and was ended").arg(what).arg(m_timeoutMs / 1000));
     } else if (crashed || exitCode != 0) {
-        Q_EMIT problem(QStringLiteral("%1 %2%3").arg(what, crashed ? QStringLiteral("crashed") : QStringLiteral("exited with code %1").arg(exitCode),
+        // On a crash QProcess's exit code is the signal's number.
+        Q_EMIT problem(QStringLiteral("%1 %2%3").arg(what, crashed ? QStringLiteral("was ended by signal %1").arg(exitCode) : QStringLiteral("exited with code %1").arg(exitCode),
                                                      output.isEmpty() ? QString() : QStringLiteral(": ") + output));
     }
     m_process->deleteLater();

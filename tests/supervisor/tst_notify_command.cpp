@@ -191,6 +191,20 @@ private Q_SLOTS:
         QVERIFY2(problems.at(1).at(0).toString().contains(QStringLiteral("'failed' event")), qPrintable(problems.at(1).at(0).toString()));
     }
 
+    void aProgramKilledBySignalIsSaidSo()
+    {
+        const QString program = script(QStringLiteral("killed.sh"), "cat > /dev/null; kill -9 $$\n");
+        QString error;
+        NotifyCommand command(parseNotifyCommand(program, &error));
+        QSignalSpy drained(&command, &NotifyCommand::drained);
+        QSignalSpy problems(&command, &NotifyCommand::problem);
+        command.send(eventNamed(RunEvent::Kind::Completed, QStringLiteral("/k")));
+        QVERIFY(drained.wait(kWaitMs));
+        QCOMPARE(problems.count(), 1);
+        QVERIFY2(problems.at(0).at(0).toString().endsWith(QStringLiteral("(the 'completed' event) was ended by signal 9")),
+                 qPrintable(problems.at(0).at(0).toString()));
+    }
+
     void aStuckProgramIsEndedAfterItsTimeout()
     {
         const QString pidFile = m_dir.filePath(QStringLiteral("stuck.pid"));
