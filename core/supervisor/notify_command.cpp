@@ -136,6 +136,7 @@ void NotifyCommand::startNext()
     const auto [name, line] = m_waiting.takeFirst();
     m_current = name;
     m_terminated = false;
+    m_output.clear();
     m_process = new QProcess(this);
     m_process->setProgram(m_program.program);
     m_process->setArguments(m_program.arguments);
@@ -148,9 +149,8 @@ void NotifyCommand::startNext()
     });
     // Connected before the start: a command that cannot start reports through errorOccurred only.
     connect(m_process, &QProcess::readyRead, this, [this] {
-        QByteArray output = m_process->property("output").toByteArray() + m_process->readAll();
-        if (output.size() > kOutputKept) output = output.right(kOutputKept);
-        m_process->setProperty("output", output);
+        m_output += m_process->readAll();
+        if (m_output.size() > kOutputKept) m_output = m_output.right(kOutputKept);
     });
     connect(m_process, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         onEnded(true, exitCode, status == QProcess::CrashExit);
@@ -182,7 +182,7 @@ void NotifyCommand::onEnded(bool started, int exitCode, bool crashed)
 {
     if (!m_process) return;
     m_watchdog->stop();
-    const QString output = lastLineOf(m_process->property("output").toByteArray() + m_process->readAll());
+    const QString output = lastLineOf(m_output + m_process->readAll());
     const QString what = QStringLiteral("--notify-command %1 (the '%2' event)").arg(m_program.text, m_current);
     if (!started) {
         Q_EMIT problem(QStringLiteral("%1 could not start: %2").arg(what, m_process->errorString()));

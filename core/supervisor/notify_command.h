@@ -73,6 +73,7 @@ private:
     QProcess* m_process = nullptr;
     QTimer* m_watchdog = nullptr;
     bool m_terminated = false;
+    QByteArray m_output; // the running command's last kOutputKept bytes of output, for the problem line
 };
 
 } // namespace ringmaster::supervisor
