@@ -143,13 +143,15 @@ QString launchUsage()
         "  --master-port P         rendezvous port (0 = pick a free one; default 0)\n"
         "  --max-restarts N        relaunch from the latest checkpoint after a failure (default 0)\n"
         "  --heartbeat-timeout S   a rank silent this long is hung (default 120)\n"
+        "  --straggler-after S     name a rank computing 1.2x slower than the others this long (default 60, 0: off)\n"
         "  --grace-period S        SIGTERM to SIGKILL on stop (default 30)\n"
         "  --resume RUN_DIR|CKPT   continue a run in its own run directory, with its own job.json\n"
         "  --best                  with --resume RUN_DIR: from its best checkpoint (checkpoints/best.pt, --keep-best)\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
         "  --quiet                 only the final summary\n"
         "  --notify-command CMD    run CMD (split into words, no shell) when the run completes, fails or stops and\n"
-        "                          when a rank hangs, with the event as one line of JSON on its stdin\n"
+        "                          when a rank hangs or is named a straggler, with the event as one line of JSON on\n"
+        "                          its stdin\n"
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
         "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
         "  --metric-pattern REGEX  (repeatable) read scalars from rank 0's output with this regular expression:\n"
@@ -275,6 +277,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
         else if (flag == QLatin1String("--master-port")) job->masterPort = integerFlag(flag, value);
         else if (flag == QLatin1String("--max-restarts")) job->maxRestarts = integerFlag(flag, value);
         else if (flag == QLatin1String("--heartbeat-timeout")) { job->heartbeatTimeoutSec = toNumber(flag, value); job->heartbeatTimeoutGiven = true; }
+        else if (flag == QLatin1String("--straggler-after")) job->stragglerAfterSec = toNumber(flag, value);
         else if (flag == QLatin1String("--grace-period")) job->gracePeriodSec = toNumber(flag, value);
         else if (flag == QLatin1String("--resume")) job->resume = value;
         else if (flag == QLatin1String("--trainer")) { job->trainerPath = value; job->trainerPathFromFile = false; }
@@ -447,9 +450,14 @@ void LaunchCommand::printProgress(const StepMetric& m)
     const double remaining = total > 0 && m.samplesPerSec > 0
                                  ? static_cast<double>(total - m.step) * (m.wallTime / std::max<qint64>(m.step, 1))
                                  : std::nan("");
-    showLive(QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
-                 .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
-                 .arg(m.samplesPerSec, 0, 'f', 0).arg(formatDuration(remaining)));
+    QString line = QStringLiteral("epoch %1  step %2/%3  loss %4  %5 samples/s  ETA %6")
+                       .arg(m.epoch).arg(m.step).arg(total).arg(m.loss, 0, 'f', 4)
+                       .arg(m.samplesPerSec, 0, 'f', 0).arg(formatDuration(remaining));
+    // Two ranks or more: the one computing longest per step, as a multiple of the others' median.
+    if (const StragglerVerdict slowest = m_supervisor->slowestRank(); slowest.rank >= 0 && slowest.othersMedianMs > 0) {
+        line += QStringLiteral("  slowest rank %1 (%2x)").arg(slowest.rank).arg(slowest.ratio(), 0, 'f', 2);
+    }
+    showLive(line);
 }
 
 void LaunchCommand::showLive(const QString& text)

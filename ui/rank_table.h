@@ -1,6 +1,8 @@
 #pragma once
-// One row per rank: rank, GPU, pid, state, current step, time since its last heartbeat, exit code or
-// signal. A rank silent for longer than a few seconds while running is highlighted as stalled.
+// One row per rank: rank, GPU, pid, state, current step, time since its last heartbeat, where its steps' time
+// goes (data, compute, waiting for the others, optimizer: milliseconds a step, from its latest heartbeat), exit
+// code or signal. A rank silent for longer than a few seconds while running is highlighted as stalled; the rank
+// computing longest is in bold, and a rank the supervisor named a straggler (straggler_detector.h) is marked.
 
 #include <QTableWidget>
 
@@ -18,7 +20,9 @@ public:
     QString cell(int rank, int column) const;
 
     static constexpr qint64 kStalledAfterMs = 5000;
-    enum Column { kRank, kGpu, kPid, kState, kStep, kHeartbeat, kExit, kColumns };
+    enum Column { kRank, kGpu, kPid, kState, kStep, kHeartbeat, kDataMs, kComputeMs, kWaitMs, kOptimizerMs, kExit, kColumns };
+    // Whether the rank's compute cell is shown as the slowest (bold).
+    bool isShownSlowest(int rank) const;
 };
 
 } // namespace ringmaster::ui

@@ -34,7 +34,12 @@
 //    and a frame without a valid step, and records the rest in RUN_DIR/scalars.csv)
 // and from every rank, every kHeartbeatIntervalMs from a timer while the process is alive and making
 // progress (also during a long step, a checkpoint or evaluation):
-//   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done"}
+//   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done",
+//    "timing":{"steps":N,"data_ms":x,"compute_ms":x,"sync_ms":x,"optimizer_ms":x}}
+//   ("timing", present when training steps were timed since the previous heartbeat: the mean milliseconds a
+//    step of this rank spent loading its batch, computing forward and backward without the waits on gradient
+//    buckets, waiting for the other ranks, and in the optimizer, over the N steps timed; core/trainer/
+//    step_timing.h says how. The supervisor names a straggler from them.)
 
 namespace ringmaster::protocol {
 
@@ -84,6 +89,12 @@ inline constexpr const char* kKeyStepsPerEpoch = "steps_per_epoch";
 inline constexpr const char* kKeyResumedFromStep = "resumed_from_step";
 inline constexpr const char* kKeyPhase = "phase";
 inline constexpr const char* kKeyValues = "values";
+inline constexpr const char* kKeyTiming = "timing";
+inline constexpr const char* kKeyTimingSteps = "steps";
+inline constexpr const char* kKeyDataMs = "data_ms";
+inline constexpr const char* kKeyComputeMs = "compute_ms";
+inline constexpr const char* kKeySyncMs = "sync_ms";
+inline constexpr const char* kKeyOptimizerMs = "optimizer_ms";
 
 // Status values.
 inline constexpr const char* kStatusRunning = "running";

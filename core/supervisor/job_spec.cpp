@@ -98,6 +98,7 @@ QJsonObject JobSpec::toJson() const
     };
     // A script's hang detection stays off unless a timeout was given: saving must not turn it on.
     if (!isScript() || heartbeatTimeoutGiven) launch.insert(QStringLiteral("heartbeat_timeout"), heartbeatTimeoutSec);
+    if (stragglerAfterSec != kDefaultStragglerAfterSec) launch.insert(QStringLiteral("straggler_after"), stragglerAfterSec);
     if (isScript()) launch.insert(QStringLiteral("script"), script);
     if (isScript() || !scriptArgs.isEmpty()) launch.insert(QStringLiteral("script_args"), QJsonArray::fromStringList(scriptArgs));
     if (isScript() || python != QLatin1String(kDefaultPython)) launch.insert(QStringLiteral("python"), python);
@@ -140,7 +141,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
                                    QStringLiteral("output_root"), QStringLiteral("run_dir"),
                                    QStringLiteral("master_port"), QStringLiteral("max_restarts"),
                                    QStringLiteral("heartbeat_timeout"), QStringLiteral("grace_period"),
-                                   QStringLiteral("resume"), QStringLiteral("trainer_path"), QStringLiteral("script"),
+                                   QStringLiteral("straggler_after"), QStringLiteral("resume"), QStringLiteral("trainer_path"), QStringLiteral("script"),
                                    QStringLiteral("script_args"), QStringLiteral("python"),
                                    QStringLiteral("metric_patterns"), QStringLiteral("tensorboard_dir"), QStringLiteral("slurm")};
     for (auto it = launch.begin(); it != launch.end(); ++it) {
@@ -170,6 +171,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
     job.heartbeatTimeoutSec = number(launch, "heartbeat_timeout", job.heartbeatTimeoutSec, origin);
     job.heartbeatTimeoutGiven = launch.contains(QStringLiteral("heartbeat_timeout")) && !launch.value(QStringLiteral("heartbeat_timeout")).isNull();
     job.gracePeriodSec = number(launch, "grace_period", job.gracePeriodSec, origin);
+    job.stragglerAfterSec = number(launch, "straggler_after", job.stragglerAfterSec, origin);
     job.resume = text(launch, "resume", job.resume, origin);
     job.trainerPath = text(launch, "trainer_path", job.trainerPath, origin);
     job.trainerPathFromFile = !job.trainerPath.isEmpty();

@@ -4,7 +4,7 @@
 //     "version": 1,
 //     "launch": {"device": "cpu", "nproc": 2, "gpus": [], "output_root": "runs", "run_dir": "",
 //                "master_port": 0, "max_restarts": 0, "heartbeat_timeout": 120, "grace_period": 30,
-//                "resume": "", "trainer_path": ""},
+//                "straggler_after": 60, "resume": "", "trainer_path": ""},
 //     "trainer": {"model": "cnn", "data": "fashion-mnist", "epochs": 1, "batch_size": 64, ...}
 //   }
 // "trainer" holds ringmaster-trainer's flags by name (see ringmaster-trainer --help); the trainer
@@ -31,6 +31,7 @@ inline constexpr int kMaxJobRanks = 1024;
 inline constexpr int kMaxRestarts = 1000;
 inline constexpr char kDefaultPython[] = "python3";
 inline constexpr double kDefaultHeartbeatTimeoutSec = 120.0;
+inline constexpr double kDefaultStragglerAfterSec = 60.0;
 
 struct JobSpec
 {
@@ -43,6 +44,9 @@ struct JobSpec
     int maxRestarts = 0;
     double heartbeatTimeoutSec = kDefaultHeartbeatTimeoutSec;
     double gracePeriodSec = 30.0;
+    // "launch.straggler_after": a rank computing 1.2x slower than the others this long is named a straggler
+    // (straggler_detector.h); 0 turns naming off. Saved only when it differs from the default.
+    double stragglerAfterSec = kDefaultStragglerAfterSec;
     QString resume;                           // run directory or checkpoint to continue from
     QString trainerPath;                      // empty: ringmaster-trainer beside the launcher
     // Set when trainerPath came from a job file ("launch.trainer_path"), cleared by --trainer: a file

@@ -340,7 +340,7 @@ void LocalRun::launchGroup()
     if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);
 }
 
-void LocalRun::onHeartbeat(int rank, qint64 step, const QString& phase)
+void LocalRun::onHeartbeat(int rank, qint64 step, const QString& phase, const StepTiming& timing)
 {
     if (rank < 0 || rank >= static_cast<int>(m_ranks.size())) {
         log(QStringLiteral("ignored a heartbeat from rank %1, outside the world of %2").arg(rank).arg(m_ranks.size()));
@@ -350,8 +350,10 @@ void LocalRun::onHeartbeat(int rank, qint64 step, const QString& phase)
     r.sinceHeartbeat.restart();
     if (step >= 0) r.status.step = step; // -1: a line of output, which counts as progress but has no step
     if (!phase.isEmpty()) r.status.phase = phase;
+    if (timing.valid()) r.status.timing = timing;
     if (r.status.state == RankState::Starting) r.status.state = RankState::Running;
     Q_EMIT rankChanged(rank);
+    if (timing.valid()) Q_EMIT stepTimingReceived(rank, timing);
 }
 
 void LocalRun::onStatus(const QString& status, const QJsonObject& frame)

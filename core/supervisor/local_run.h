@@ -88,6 +88,7 @@ public:
     // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
     qint64 processGroup() const override;
     RootCause rootCause() const override { return m_verdict.rootCause(); }
+    void recordNote(const QString& line) override { log(line); }
 
 private:
     // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
@@ -100,7 +101,7 @@ private:
     bool ownsGroup() const;
     bool acceptsPeer(int rank, qint64 pid) const;
     void onRankFinished(int rank, int exitCode, int exitSignal);
-    void onHeartbeat(int rank, qint64 step, const QString& phase);
+    void onHeartbeat(int rank, qint64 step, const QString& phase, const StepTiming& timing = {});
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
     void failDirectoryLost(const QString& reason);

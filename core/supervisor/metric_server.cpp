@@ -291,7 +291,7 @@ void MetricServer::dispatch(int rank, const ReportFrame& frame, const QJsonObjec
 {
     using Kind = ReportFrame::Kind;
     if (frame.kind == Kind::Heartbeat) {
-        Q_EMIT heartbeatReceived(rank, frame.heartbeatStep, frame.phase);
+        Q_EMIT heartbeatReceived(rank, frame.heartbeatStep, frame.phase, frame.timing);
         return;
     }
     if (rank != 0) {

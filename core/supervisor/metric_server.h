@@ -69,7 +69,8 @@ Q_SIGNALS:
     void evalReceived(const ringmaster::supervisor::EvalMetric& metric);
     void checkpointReceived(qint64 step, const QString& path);
     void statusReceived(const QString& status, const QJsonObject& frame);
-    void heartbeatReceived(int rank, qint64 step, const QString& phase);
+    // timing: the rank's step timing since its previous heartbeat (invalid when it sent none).
+    void heartbeatReceived(int rank, qint64 step, const QString& phase, const ringmaster::supervisor::StepTiming& timing);
     // A "scalars" frame from rank 0 (any named values of one step), with at least one valid value.
     void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
     // A connection said hello with the token and was admitted as `rank`; `transport` says how it came

@@ -231,6 +231,11 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         result.error = QStringLiteral("--grace-period %1: must be from 0 to %2 seconds").arg(job.gracePeriodSec).arg(kMaxGracePeriodSec);
         return result;
     }
+    if (!(job.stragglerAfterSec >= 0 && job.stragglerAfterSec <= kMaxHeartbeatTimeoutSec)) {
+        result.error = QStringLiteral("--straggler-after %1: must be from 0 (off) to %2 seconds")
+                           .arg(job.stragglerAfterSec).arg(kMaxHeartbeatTimeoutSec);
+        return result;
+    }
     if (job.slurm.enabled) {
         // Slurm places the ranks: this machine's CPUs and GPUs are not the job's.
         if (!(result.error = checkSlurmJob(job)).isEmpty()) return result;

@@ -35,6 +35,22 @@ QString textOf(const QJsonObject& frame, const char* key)
     return frame.value(QLatin1String(key)).toString();
 }
 
+// A heartbeat's "timing" object; invalid (steps 0) unless every value is there, finite and not negative.
+StepTiming timingOf(const QJsonObject& frame)
+{
+    using namespace protocol;
+    const QJsonObject object = frame.value(QLatin1String(kKeyTiming)).toObject();
+    StepTiming timing;
+    timing.steps = integerOr(object, kKeyTimingSteps, 0);
+    double* parts[] = {&timing.dataMs, &timing.computeMs, &timing.syncMs, &timing.optimizerMs};
+    const char* keys[] = {kKeyDataMs, kKeyComputeMs, kKeySyncMs, kKeyOptimizerMs};
+    for (std::size_t i = 0; i < std::size(parts); ++i) {
+        *parts[i] = numberOr(object, keys[i], -1.0);
+        if (!std::isfinite(*parts[i]) || *parts[i] < 0) return {};
+    }
+    return timing.steps > 0 ? timing : StepTiming{};
+}
+
 // A step is a non-negative integer that a double holds exactly.
 bool validStep(const QJsonValue& value, qint64* step)
 {
@@ -145,6 +161,7 @@ ReportFrame readReportFrame(const QJsonObject& frame)
     case Kind::Heartbeat:
         out.heartbeatStep = integerOr(frame, kKeyStep, 0);
         out.phase = textOf(frame, kKeyPhase);
+        out.timing = timingOf(frame);
         break;
     case Kind::Scalars:
         readScalars(frame, &out);

@@ -35,6 +35,7 @@ struct ReportFrame
     QString status;
     qint64 heartbeatStep = 0;
     QString phase;
+    StepTiming timing;           // steps 0 when absent or when any of its values is not a finite non-negative number
     // scalars: the values kept, how many were dropped and the first reason (empty when none was dropped)
     ScalarBatch scalars;
     qint64 droppedScalars = 0;

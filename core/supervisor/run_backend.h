@@ -57,6 +57,9 @@ public:
     // to follow it again. Empty when the run cannot be left running (ranks on this machine die with their
     // supervisor; a job not submitted yet or already being stopped): nothing changed then.
     virtual QString leaveRunning() { return {}; }
+    // Writes one line into the run's launcher log (logs/launcher.log) and says it as logLine(-1): what the
+    // supervisor concluded from outside the backend (a straggler named).
+    virtual void recordNote(const QString& line) = 0;
 
 Q_SIGNALS:
     // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,
@@ -70,6 +73,8 @@ Q_SIGNALS:
     // so metrics already shown past this step will arrive again and should be dropped).
     void trainingStarted(qint64 fromStep);
     void rankChanged(int rank);
+    // A rank's heartbeat carried its step timing (the means of its steps since its previous heartbeat).
+    void stepTimingReceived(int rank, const ringmaster::supervisor::StepTiming& timing);
     // rank -1: the launcher's own log.
     void logLine(int rank, const QString& line);
     // Something the user must see now, in one line, while the run goes on (the first write into the run

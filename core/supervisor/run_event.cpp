@@ -59,6 +59,7 @@ QString runEventKindName(RunEvent::Kind kind)
     case RunEvent::Kind::Failed: return QStringLiteral("failed");
     case RunEvent::Kind::Stopped: return QStringLiteral("stopped");
     case RunEvent::Kind::Hung: return QStringLiteral("hung");
+    case RunEvent::Kind::Straggler: return QStringLiteral("straggler");
     }
     return {};
 }
@@ -85,6 +86,7 @@ RunEventWatch::RunEventWatch(RunSupervisor* supervisor, QObject* parent)
 {
     connect(supervisor, &RunSupervisor::rankChanged, this, &RunEventWatch::onRankChanged);
     connect(supervisor, &RunSupervisor::finished, this, &RunEventWatch::onFinished);
+    connect(supervisor, &RunSupervisor::stragglerNamed, this, &RunEventWatch::onStraggler);
     // A new launch (or a relaunch after a failure) starts its ranks afresh: a rank may hang again.
     connect(supervisor, &RunSupervisor::stateChanged, this, [this](RunState state) {
         if (state == RunState::Starting) m_hung.clear();
@@ -111,6 +113,15 @@ void RunEventWatch::onRankChanged(int rank)
     event.rank = rank;
     const RootCause cause = m_supervisor->rootCause();
     event.message = cause.rank == rank ? cause.summary() : QStringLiteral("rank %1 stopped reporting").arg(rank);
+    Q_EMIT happened(event);
+}
+
+void RunEventWatch::onStraggler(int rank, const QString& message)
+{
+    RunEvent event = eventOf(RunEvent::Kind::Straggler);
+    event.rank = rank;
+    event.title = QStringLiteral("run %1: rank %2 is a straggler").arg(QFileInfo(event.runDir).fileName()).arg(rank);
+    event.message = message;
     Q_EMIT happened(event);
 }
 

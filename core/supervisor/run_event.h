@@ -4,8 +4,8 @@
 // perhaps restarted). RunEventWatch follows a RunSupervisor and emits one RunEvent for each such moment:
 // one per hung rank, one when the run ends. The event is data; the front ends word it at the edge: the
 // launcher's --notify-command hands it to the user's own program as JSON on stdin (notify_command.h), the app
-// shows a desktop notification (ui/desktop_notifier.h). A straggler event joins the kinds once the
-// supervisor names stragglers.
+// shows a desktop notification (ui/desktop_notifier.h). A straggler event is sent when the supervisor names a
+// rank that computes slower than the others for a while (straggler_detector.h), once per rank until it recovers.
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -21,13 +21,13 @@ class RunSupervisor;
 
 struct RunEvent
 {
-    enum class Kind { Completed, Failed, Stopped, Hung };
+    enum class Kind { Completed, Failed, Stopped, Hung, Straggler };
     Kind kind = Kind::Completed;
     QDateTime time;
     QString runDir;
     QString jobId;       // Slurm's job id, empty for a run on this machine
-    int rank = -1;       // the hung rank, or the failed run's root-cause rank
-    QString title;       // "run 20261203-101500-cnn failed"
+    int rank = -1;       // the hung or straggling rank, or the failed run's root-cause rank
+    QString title;       // "run 20261203-101500-cnn failed", "run 20261203-101500-cnn: rank 1 is a straggler"
     QString message;     // one line: what happened, with the numbers that matter
     QJsonObject summary; // the run's summary.json when it ended, else empty
 
@@ -50,6 +50,7 @@ Q_SIGNALS:
 private:
     void onRankChanged(int rank);
     void onFinished(RunState state);
+    void onStraggler(int rank, const QString& message);
     RunEvent eventOf(RunEvent::Kind kind) const;
 
     RunSupervisor* m_supervisor;

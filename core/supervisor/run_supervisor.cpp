@@ -9,6 +9,7 @@ namespace ringmaster::supervisor {
 RunSupervisor::RunSupervisor(QObject* parent)
     : QObject(parent)
 {
+    m_clock.start();
 }
 
 // Destroying the backend (LocalRun kills every rank it still owns; SlurmRun leaves the Slurm job running
@@ -41,6 +42,30 @@ void RunSupervisor::adopt(RunBackend* backend)
     connect(backend, &RunBackend::logLine, this, &RunSupervisor::logLine);
     connect(backend, &RunBackend::problem, this, &RunSupervisor::problem);
     connect(backend, &RunBackend::finished, this, &RunSupervisor::finished);
+    connect(backend, &RunBackend::stepTimingReceived, this, &RunSupervisor::onStepTiming);
+    // A new run, or a restart from a checkpoint: new processes, whose timings start afresh.
+    connect(backend, &RunBackend::trainingStarted, this, [this] { m_stragglers.reset(); });
+    m_stragglers.reset();
+}
+
+void RunSupervisor::onStepTiming(int rank, const StepTiming& timing)
+{
+    if (!m_backend) return;
+    m_stragglers.setSustainMs(static_cast<qint64>(m_backend->job().stragglerAfterSec * 1000));
+    const StragglerVerdict named = m_stragglers.update(rank, timing, m_clock.elapsed());
+    if (named.rank < 0) return;
+    QString where;
+    for (const RankStatus& status : m_backend->ranks()) {
+        if (status.rank == named.rank && status.gpu >= 0) where = QStringLiteral(" on GPU %1").arg(status.gpu);
+    }
+    const QString message =
+        QStringLiteral("rank %1%2 computes %3x slower than the others (%4 ms a step against their median of %5 ms) "
+                       "for %6 s; they wait for it in every all-reduce")
+            .arg(named.rank).arg(where).arg(named.ratio(), 0, 'f', 1).arg(named.computeMs, 0, 'f', 1)
+            .arg(named.othersMedianMs, 0, 'f', 1).arg(m_backend->job().stragglerAfterSec);
+    m_backend->recordNote(QStringLiteral("straggler: ") + message);
+    Q_EMIT stragglerNamed(named.rank, message);
+    Q_EMIT rankChanged(named.rank);
 }
 
 bool RunSupervisor::start(const JobSpec& job, QString* error)
@@ -119,7 +144,12 @@ qint64 RunSupervisor::totalSteps() const { return m_backend ? m_backend->totalSt
 qint64 RunSupervisor::stepsPerEpoch() const { return m_backend ? m_backend->stepsPerEpoch() : 0; }
 qint64 RunSupervisor::stepsReceived() const { return m_backend ? m_backend->stepsReceived() : 0; }
 qint64 RunSupervisor::rejectedConnections() const { return m_backend ? m_backend->rejectedConnections() : 0; }
-QList<RankStatus> RunSupervisor::ranks() const { return m_backend ? m_backend->ranks() : QList<RankStatus>{}; }
+QList<RankStatus> RunSupervisor::ranks() const
+{
+    QList<RankStatus> ranks = m_backend ? m_backend->ranks() : QList<RankStatus>{};
+    for (RankStatus& status : ranks) status.straggler = m_stragglers.isStraggler(status.rank);
+    return ranks;
+}
 qint64 RunSupervisor::processGroup() const { return m_backend ? m_backend->processGroup() : 0; }
 RootCause RunSupervisor::rootCause() const { return m_backend ? m_backend->rootCause() : RootCause{}; }
 QString RunSupervisor::jobId() const { return m_backend ? m_backend->jobId() : QString(); }

@@ -6,6 +6,7 @@
 // launcher or the GUI that submitted it exited or left it running (leaveRunning()). A finished run's
 // backend stays until the next start, so its state, ranks and root cause can still be read.
 
+#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -17,6 +18,7 @@
 #include "run_backend.h"
 #include "run_types.h"
 #include "scalar_recorder.h"
+#include "straggler_detector.h"
 
 namespace ringmaster::supervisor {
 
@@ -69,6 +71,9 @@ public:
     // empty for a run on this machine.
     QString jobId() const;
     QString queueState() const;
+    // The rank computing longest per step lately and how it compares with the others' median (rank -1 until two
+    // ranks have sent step timings; straggler_detector.h).
+    StragglerVerdict slowestRank() const { return m_stragglers.slowest(); }
     // The backend of the current (or last) run, null before the first start.
     RunBackend* backend() const { return m_backend; }
 
@@ -85,13 +90,20 @@ Q_SIGNALS:
     // RunBackend::problem: one line the user must see now.
     void problem(const QString& line);
     void finished(ringmaster::supervisor::RunState state);
+    // A rank computed StragglerDetector::kRatio times slower than the others' median for the job's
+    // straggler_after (straggler_detector.h); `message` says so in one line ("rank 1 computes 1.6x slower ..."),
+    // also written to the launcher log.
+    void stragglerNamed(int rank, const QString& message);
 
 private:
     bool isActive() const;
     void adopt(RunBackend* backend);
+    void onStepTiming(int rank, const StepTiming& timing);
 
     QPointer<RunBackend> m_backend;
     JobSpec m_noJob;
+    StragglerDetector m_stragglers;
+    QElapsedTimer m_clock; // the detector's time
 };
 
 } // namespace ringmaster::supervisor

@@ -47,6 +47,18 @@ struct ScalarBatch
     QList<Scalar> values;
 };
 
+// Where a rank's training steps went lately: the mean milliseconds of the steps it timed since its previous
+// heartbeat (core/protocol/wire.h's "timing"; core/trainer/step_timing.h says what each part holds).
+struct StepTiming
+{
+    qint64 steps = 0;          // 0: none timed (a script's rank, an evaluation, the first beat)
+    double dataMs = 0.0;
+    double computeMs = 0.0;    // forward and backward, without the waits on gradient buckets
+    double syncMs = 0.0;       // waiting for the other ranks
+    double optimizerMs = 0.0;
+    bool valid() const { return steps > 0; }
+};
+
 struct RankStatus
 {
     int rank = 0;
@@ -59,6 +71,8 @@ struct RankStatus
     int exitCode = 0;
     int exitSignal = 0;       // non-zero when killed by a signal
     qint64 peakRssKiB = -1;   // peak resident memory seen (VmHWM), -1 before the first sample
+    StepTiming timing;        // from its latest heartbeat that had timed steps
+    bool straggler = false;   // named by the straggler watch (straggler_watch.h) and not recovered since
 };
 
 // Why a run failed: the first rank that failed, how, and its last log lines.

@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -59,6 +60,15 @@ void setCudaMathSwitches(bool tf32, bool cudnnBenchmark)
     context.setAllowTF32CuBLAS(tf32);
     context.setAllowTF32CuDNN(tf32);
     context.setBenchmarkCuDNN(cudnnBenchmark);
+}
+
+void waitForDeviceStream(const torch::Device& device)
+{
+#ifdef RINGMASTER_HAVE_CUDA
+    if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.index()).synchronize();
+#else
+    (void)device;
+#endif
 }
 
 std::int64_t freeDeviceMemory(const torch::Device& device)

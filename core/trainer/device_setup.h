@@ -33,6 +33,10 @@ void useDeterministicAlgorithms();
 // after, turns benchmarking off again.
 void setCudaMathSwitches(bool tf32, bool cudnnBenchmark);
 
+// Waits until the current stream of a CUDA device has run what was queued on it (not the other streams: NCCL's
+// all-reduces run on their own); nothing for the CPU. Step timing's settle (step_timing.h).
+void waitForDeviceStream(const torch::Device& device);
+
 // Free memory of a CUDA device in bytes (0 for the CPU).
 std::int64_t freeDeviceMemory(const torch::Device& device);
 

@@ -87,6 +87,7 @@ void GradientSynchronizer::prepare()
     std::fill(m_ready.begin(), m_ready.end(), 0);
     m_nextBucket = 0;
     m_failure = nullptr;
+    m_launchSeconds = 0.0;
 }
 
 void GradientSynchronizer::onGradientReady(std::size_t parameterIndex, const torch::Tensor& gradient)
@@ -124,6 +125,13 @@ void GradientSynchronizer::launchReadyBuckets()
 
 void GradientSynchronizer::launch(std::size_t bucketIndex)
 {
+    const auto started = std::chrono::steady_clock::now();
+    struct AddTime
+    {
+        std::chrono::steady_clock::time_point started;
+        double* total;
+        ~AddTime() { *total += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); }
+    } addTime{started, &m_launchSeconds};
     auto& bucket = m_buckets[bucketIndex];
     if (m_sharedMemory) {
         // Synchronous: same-host peers reach the same bucket at about the same time, and there is no

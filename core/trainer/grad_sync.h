@@ -52,6 +52,9 @@ public:
     void finish();
 
     std::size_t bucketCount() const { return m_buckets.size(); }
+    // Seconds this step spent in bucket launches since prepare(): a shared-memory launch waits there for the
+    // other ranks inside backward, which step timing counts as waiting, not computing (step_timing.h).
+    double launchSeconds() const { return m_launchSeconds; }
     // How gradients travel: "shared memory", the backend's name, or "none" (one rank).
     std::string transport() const;
 
@@ -90,6 +93,7 @@ private:
     std::vector<char> m_ready;      // per parameter: its gradient is in its bucket this step
     std::size_t m_nextBucket = 0;   // buckets below it are launched
     std::exception_ptr m_failure;   // a launch that threw inside backward, rethrown by finish()
+    double m_launchSeconds = 0.0;   // since prepare()
     std::unique_ptr<ShmAllreduce> m_sharedMemory;
 };
 

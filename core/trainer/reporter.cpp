@@ -109,8 +109,10 @@ void Reporter::setProgress(std::int64_t step, Phase phase)
 
 void Reporter::sendHeartbeat()
 {
-    send({{protocol::kKeyType, protocol::kTypeHeartbeat}, {protocol::kKeyStep, m_step.load()},
-          {protocol::kKeyPhase, phaseName(m_phase.load())}});
+    nlohmann::json frame{{protocol::kKeyType, protocol::kTypeHeartbeat}, {protocol::kKeyStep, m_step.load()},
+                         {protocol::kKeyPhase, phaseName(m_phase.load())}};
+    if (auto timing = m_timings.take(); !timing.is_null()) frame[protocol::kKeyTiming] = std::move(timing);
+    send(std::move(frame));
 }
 
 void Reporter::heartbeatLoop()

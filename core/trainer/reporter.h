@@ -3,7 +3,7 @@
 // refuses (a rank on another Slurm node; core/protocol/wire.h), without ever blocking
 // training: frames go into a bounded queue (kQueueCapacity) that a background thread drains; when a
 // slow reader lets the queue fill, the oldest frames are dropped (counted in dropped()). A heartbeat
-// timer thread sends {"type":"heartbeat","step","phase"} every protocol::kHeartbeatIntervalMs, reading
+// timer thread sends {"type":"heartbeat","step","phase","timing"} every protocol::kHeartbeatIntervalMs, reading
 // the step and phase that the training loop publishes with setProgress(), so a step, an evaluation or
 // a checkpoint longer than the supervisor's heartbeat timeout never looks like a hang. The beats mean
 // progress, not just a live process: once the loop has published nothing for the stall limit (a
@@ -23,6 +23,8 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+
+#include "step_timing.h"
 
 namespace ringmaster::trainer {
 
@@ -52,6 +54,8 @@ public:
     // Heartbeats stop after this long without setProgress() (zero: never). Set before training.
     void setStallLimit(std::chrono::milliseconds limit) { m_stallLimitMs.store(limit.count()); }
     std::uint64_t dropped() const { return m_dropped.load(); }
+    // One timed training step's parts; the next heartbeat carries the means (step_timing.h).
+    void addStepTiming(const StepParts& parts) { m_timings.add(parts); }
 
 private:
     void writerLoop();
@@ -90,6 +94,7 @@ private:
     std::atomic<Phase> m_phase{Phase::Loading};
     std::atomic<std::int64_t> m_lastProgressMs{0};   // steady clock, when setProgress() last ran
     std::atomic<std::int64_t> m_stallLimitMs{0};
+    StepTimings m_timings;
     std::thread m_writer;
     std::thread m_heartbeats;
 };

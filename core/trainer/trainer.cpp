@@ -197,6 +197,8 @@ void Trainer::setUp()
     std::string deviceNote;
     m_device = selectDevice(m_config.device, m_env, &deviceNote);
     if (!deviceNote.empty()) log::info("device {}: {}", m_device.str(), deviceNote);
+    if (m_device.is_cuda()) m_stepTimer = StepTimer([device = m_device] { waitForDeviceStream(device); });
+    m_testSlowdown = testSlowdownFor(m_env.rank);
     const std::string backend = !m_config.backend.empty() ? m_config.backend : (m_config.device == "cuda" ? "nccl" : "gloo");
     m_config.backend = backend;
 
@@ -403,6 +405,7 @@ torch::Tensor Trainer::batchInputs(const DataSplit& split, const torch::Tensor& 
 bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 {
     const auto stepStart = std::chrono::steady_clock::now();
+    const bool timed = m_stepTimer.begin();
     setPhase(Phase::Train);
     const auto inputs = batchInputs(m_data.train, batchIndices);
     const auto targets = m_data.batchTargetsAt(m_data.train, batchIndices);
@@ -412,25 +415,34 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
 
     compat::zeroGrad(*m_optimizer);
     m_gradients->prepare();
+    m_stepTimer.lap(StepPart::Data);
     syncBuffers();
+    m_stepTimer.lap(StepPart::Sync);
     torch::Tensor loss;
     {
         const AutocastScope autocast(m_device, m_precision); // as `with torch.autocast(...)`: forward and loss
         loss = lossOf(m_loss, m_model->forward(inputs), targets, false);
     }
+    if (m_testSlowdown.count() > 0) std::this_thread::sleep_for(m_testSlowdown);
     // The loss and the stop request travel in one small all-reduce, launched before backward so it
     // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
     auto shared = torch::stack({loss.detach().to(torch::kFloat32),
                                 torch::tensor(stopRequested() ? 1.0f : 0.0f, loss.options().dtype(torch::kFloat32))});
     auto sharedWork = m_communicator->allreduceSumAsync(shared);
     m_scaler->scaled(loss).backward();
+    m_stepTimer.lap(StepPart::Compute);
+    m_stepTimer.move(StepPart::Compute, StepPart::Sync, m_gradients->launchSeconds());
     m_gradients->finish();
+    m_stepTimer.lap(StepPart::Sync);
     m_scaler->step(*m_optimizer, m_step + 1);
+    m_stepTimer.lap(StepPart::Optimizer);
     waitWork(sharedWork, "loss all-reduce");
+    const auto sharedCpu = shared.cpu();
+    m_stepTimer.lap(StepPart::Sync);
+    if (timed && m_reporter) m_reporter->addStepTiming(m_stepTimer.parts());
     ++m_step;
     setPhase(Phase::Train); // heartbeats carry the new step count from here on
 
-    const auto sharedCpu = shared.cpu();
     const double globalLoss = sharedCpu[0].item<double>() / m_env.worldSize;
     const bool stop = sharedCpu[1].item<double>() > 0.0;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();

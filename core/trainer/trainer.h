@@ -17,6 +17,7 @@
 #include "lr_schedule.h"
 #include "mixed_precision.h"
 #include "models.h"
+#include "step_timing.h"
 
 namespace ringmaster::trainer {
 
@@ -110,6 +111,8 @@ private:
     std::chrono::steady_clock::time_point m_started;
     double m_trainSeconds = 0.0;
     std::int64_t m_trainSamples = 0;
+    StepTimer m_stepTimer;                      // where each step's time goes, for the heartbeats
+    std::chrono::milliseconds m_testSlowdown{0}; // step_timing.h's test hook
     double m_lastLoss = 0.0;
     std::int64_t m_lastEvalStep = -1;
     EvalResult m_lastEval{};

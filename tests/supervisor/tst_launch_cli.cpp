@@ -438,6 +438,67 @@ private Q_SLOTS:
                  qPrintable(message));
     }
 
+    void theSlowRankIsNamedNotTheRanksWaitingForIt()
+    {
+        // Rank 1 sleeps 30 ms in each step's compute (the trainer's test hook). Both ranks' steps last as long,
+        // since rank 0 waits for rank 1's gradients in the all-reduce, inside backward: only step timing that
+        // counts that wait as waiting, not as computing, can tell them apart.
+        QTemporaryDir root;
+        QTemporaryDir notified;
+        LaunchProcess launch;
+        launch.start(baseArguments(root.path()) + notifyArguments(notified.path()) +
+                         QStringList{QStringLiteral("--model"), QStringLiteral("linear"), QStringLiteral("--data"), QStringLiteral("synthetic"),
+                                     QStringLiteral("--synthetic-samples"), QStringLiteral("256"), QStringLiteral("--batch-size"), QStringLiteral("16"),
+                                     QStringLiteral("--epochs"), QStringLiteral("1000"), QStringLiteral("--eval-every"), QStringLiteral("0"),
+                                     QStringLiteral("--checkpoint-every"), QStringLiteral("100000"),
+                                     QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--straggler-after"), QStringLiteral("2")},
+                     {QStringLiteral("RINGMASTER_TEST_SLOW_RANK=1:30")});
+        QVERIFY2(launch.waitForOutput(QStringLiteral("[launcher] straggler: "), kRunTimeoutMs), qPrintable(launch.output));
+        // The live line names the slowest rank too (a pipe gets it every couple of seconds).
+        QVERIFY2(launch.waitForOutput(QStringLiteral("  slowest rank "), kRunTimeoutMs), qPrintable(launch.output));
+        QCOMPARE(::kill(static_cast<pid_t>(launch.process.processId()), SIGTERM), 0);
+        QVERIFY(launch.process.waitForFinished(60000));
+        launch.read();
+        QCOMPARE(launch.process.exitCode(), 3);
+        const QRegularExpression named(QStringLiteral("\\[launcher\\] straggler: rank (\\d+) computes ([\\d.]+)x slower than the others "
+                                                      "\\(([\\d.]+) ms a step against their median of ([\\d.]+) ms\\) for 2 s"));
+        const auto match = named.match(launch.output);
+        QVERIFY2(match.hasMatch(), qPrintable(launch.output));
+        QCOMPARE(match.captured(1), QStringLiteral("1"));
+        QVERIFY2(match.captured(3).toDouble() >= 30.0, qPrintable(match.captured(0))); // the slept 30 ms are compute
+        QVERIFY2(match.captured(4).toDouble() < 10.0, qPrintable(match.captured(0)));  // rank 0's wait is not
+        QCOMPARE(launch.output.count(QStringLiteral("straggler: rank")), 1);
+        const auto slowest = QRegularExpression(QStringLiteral("  slowest rank (\\d+) \\(([\\d.]+)x\\)")).match(launch.output);
+        QVERIFY2(slowest.hasMatch() && slowest.captured(1) == QStringLiteral("1") && slowest.captured(2).toDouble() > 1.2,
+                 qPrintable(launch.output));
+        // Recorded in the run's launcher log, and sent to the notify command before the run's end.
+        const QString dir = launch.runDir();
+        QVERIFY(readAll(dir + QStringLiteral("/logs/launcher.log")).contains(QStringLiteral("straggler: rank 1 computes ")));
+        const QList<QJsonObject> events = notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 2);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("straggler"));
+        QCOMPARE(events.at(0).value(QStringLiteral("rank")).toInt(), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("title")).toString(),
+                 QStringLiteral("run %1: rank 1 is a straggler").arg(QFileInfo(dir).fileName()));
+        QVERIFY(events.at(0).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("rank 1 computes ")));
+        QCOMPARE(events.at(1).value(QStringLiteral("event")).toString(), QStringLiteral("stopped"));
+    }
+
+    void aStragglerTimeOutOfRangeIsRefused()
+    {
+        QTemporaryDir root;
+        for (const QString& value : {QStringLiteral("-1"), QStringLiteral("1e9"), QStringLiteral("soon")}) {
+            LaunchProcess launch;
+            launch.start(baseArguments(root.path()) + QStringList{QStringLiteral("--straggler-after"), value});
+            QVERIFY(launch.process.waitForFinished(60000));
+            launch.read();
+            QCOMPARE(launch.process.exitCode(), 2);
+            QVERIFY2(launch.output.trimmed().count(QLatin1Char('\n')) == 0 && launch.output.contains(QStringLiteral("--straggler-after")),
+                     qPrintable(launch.output));
+        }
+        QVERIFY(QDir(root.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries).isEmpty());
+    }
+
     void sigtermStopsGracefullyWithFinalCheckpoint()
     {
         QTemporaryDir root;

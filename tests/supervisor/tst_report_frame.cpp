@@ -73,6 +73,43 @@ private Q_SLOTS:
         QCOMPARE(eval.eval.epoch, qint64(7));
     }
 
+    void aHeartbeatsTimingIsReadWhenWhole()
+    {
+        namespace wire = ringmaster::protocol;
+        const auto key = [](const char* name) { return QString::fromLatin1(name); };
+        const QJsonObject timing{{key(wire::kKeyTimingSteps), 12}, {key(wire::kKeyDataMs), 0.5},
+                                 {key(wire::kKeyComputeMs), 41.25}, {key(wire::kKeySyncMs), 3.0},
+                                 {key(wire::kKeyOptimizerMs), 2.0}};
+        const auto beat = [&](const QJsonValue& value) {
+            return readReportFrame(QJsonObject{{key(wire::kKeyType), key(wire::kTypeHeartbeat)}, {key(wire::kKeyStep), 7},
+                                               {key(wire::kKeyPhase), QStringLiteral("train")}, {key(wire::kKeyTiming), value}});
+        };
+        const ReportFrame whole = beat(timing);
+        QVERIFY(whole.kind == ReportFrame::Kind::Heartbeat);
+        QVERIFY(whole.timing.valid());
+        QCOMPARE(whole.timing.steps, qint64(12));
+        QCOMPARE(whole.timing.dataMs, 0.5);
+        QCOMPARE(whole.timing.computeMs, 41.25);
+        QCOMPARE(whole.timing.syncMs, 3.0);
+        QCOMPARE(whole.timing.optimizerMs, 2.0);
+        // No timing (a script's rank, an evaluation), or a broken one, reads as none: nothing of it is used.
+        QVERIFY(!readReportFrame(QJsonObject{{key(wire::kKeyType), key(wire::kTypeHeartbeat)}}).timing.valid());
+        QVERIFY(!beat(QStringLiteral("fast")).timing.valid());
+        for (const char* part : {wire::kKeyDataMs, wire::kKeyComputeMs, wire::kKeySyncMs, wire::kKeyOptimizerMs}) {
+            for (const QJsonValue bad : {QJsonValue(-1.0), QJsonValue(QStringLiteral("1")), QJsonValue()}) {
+                QJsonObject broken = timing;
+                if (bad.isNull()) broken.remove(key(part));
+                else broken.insert(key(part), bad);
+                QVERIFY2(!beat(broken).timing.valid(), part);
+            }
+        }
+        for (const double steps : {0.0, -3.0, 1.5, 1e300}) {
+            QJsonObject broken = timing;
+            broken.insert(key(wire::kKeyTimingSteps), steps);
+            QVERIFY(!beat(broken).timing.valid());
+        }
+    }
+
     void scalarsAreCheckedValueByValue()
     {
         const ReportFrame frame = readReportFrame(QJsonObject{

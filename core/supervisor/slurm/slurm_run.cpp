@@ -137,15 +137,18 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
         m_liveTransport = transport;
         log(QStringLiteral("metrics: live from rank 0 over %1").arg(transport));
     });
-    connect(m_server.get(), &MetricServer::heartbeatReceived, this, [this](int rank, qint64 step, const QString& phase) {
+    connect(m_server.get(), &MetricServer::heartbeatReceived, this,
+            [this](int rank, qint64 step, const QString& phase, const StepTiming& timing) {
         m_sinceSocketFrame.restart();
         if (rank < 0 || rank >= m_ranks.size()) return;
         RankStatus& status = m_ranks[rank];
         if (step >= 0) status.step = step;
         if (!phase.isEmpty()) status.phase = phase;
+        if (timing.valid()) status.timing = timing;
         status.msSinceHeartbeat = 0;
         if (status.state == RankState::Pending || status.state == RankState::Starting) status.state = RankState::Running;
         Q_EMIT rankChanged(rank);
+        if (timing.valid()) Q_EMIT stepTimingReceived(rank, timing);
     });
     followTensorBoard();
 

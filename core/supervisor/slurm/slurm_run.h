@@ -95,6 +95,7 @@ public:
     QList<RankStatus> ranks() const override { return m_ranks; }
     qint64 processGroup() const override { return 0; }
     RootCause rootCause() const override { return m_verdict.rootCause(); }
+    void recordNote(const QString& line) override { log(line); }
 
     QString jobId() const override { return m_jobId; }
     // Slurm's last word on the job ("PENDING (Resources)", "RUNNING"), empty before the first answer.
