@@ -125,6 +125,11 @@ JobForm::JobForm(QWidget* parent)
                                 "output counts as progress; off (0) is the default for scripts"));
     m_heartbeat->setSuffix(tr(" s"));
     m_heartbeat->setSpecialValueText(tr("off"));
+    m_stragglerAfter = doubleSpin(this, 0, supervisor::kMaxStragglerAfterSec, supervisor::kDefaultStragglerAfterSec, 0,
+                                  tr("A rank that computes 1.2x slower than the others for this many seconds is named a straggler "
+                                     "(in the log, the Ranks tab and a notification); off (0) names nobody"));
+    m_stragglerAfter->setSuffix(tr(" s"));
+    m_stragglerAfter->setSpecialValueText(tr("off"));
 
     auto* model = new QGroupBox(tr("Model and data"), this);
     auto* modelForm = wrappingForm(model);
@@ -158,6 +163,7 @@ JobForm::JobForm(QWidget* parent)
     outputForm->addRow(tr("Output folder"), fieldRow(this, m_output, browseOut));
     outputForm->addRow(tr("Max restarts"), m_maxRestarts);
     outputForm->addRow(tr("Heartbeat timeout"), m_heartbeat);
+    outputForm->addRow(tr("Straggler after"), m_stragglerAfter);
     m_outputForm = outputForm;
     m_trainerModel = model;
     m_trainerSchedule = schedule;
@@ -226,7 +232,7 @@ JobForm::JobForm(QWidget* parent)
                 {QStringLiteral("seed"), m_seed},
                 {QStringLiteral("eval_every"), m_evalEvery}, {QStringLiteral("checkpoint_every"), m_checkpointEvery},
                 {QStringLiteral("keep_checkpoints"), m_keepCheckpoints}, {QStringLiteral("keep_best"), m_keepBest},
-                {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}};
+                {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}, {launch, m_stragglerAfter}};
     setJob(supervisor::defaultJob(0));
 }
 
@@ -266,9 +272,10 @@ void JobForm::showKind()
     m_script->setActive(script);
     m_trainerModel->setVisible(!script);
     m_trainerSchedule->setVisible(!script);
-    // Evaluation and checkpoints are the trainer's; a script does its own.
+    // Evaluation and checkpoints are the trainer's; a script does its own. Step timing is the trainer's too.
     for (QWidget* trainerOnly : {static_cast<QWidget*>(m_evalEvery), static_cast<QWidget*>(m_checkpointEvery),
-                                 static_cast<QWidget*>(m_keepCheckpoints), static_cast<QWidget*>(m_keepBest)}) {
+                                 static_cast<QWidget*>(m_keepCheckpoints), static_cast<QWidget*>(m_keepBest),
+                                 static_cast<QWidget*>(m_stragglerAfter)}) { // a script's steps are not timed
         m_outputForm->setRowVisible(trainerOnly, !script);
     }
 }
@@ -549,6 +556,7 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
     m_output->setText(job.outputRoot);
     m_maxRestarts->setValue(job.maxRestarts);
     m_heartbeat->setValue(job.isScript() && !job.heartbeatTimeoutGiven ? kHangDetectionOff : job.heartbeatTimeoutSec);
+    m_stragglerAfter->setValue(job.stragglerAfterSec);
     m_slurm->setJob(job);
     m_kind->setCurrentIndex(job.isScript() ? kUserScript : kBuiltInTrainer);
     m_where->setCurrentIndex(job.slurm.enabled ? kSlurmCluster : kThisMachine);
@@ -627,6 +635,7 @@ supervisor::JobSpec JobForm::job(const QString& device, int cpuRanks, const QLis
         else if (field.widget == m_output) job.outputRoot = values.at(i).toString();
         else if (field.widget == m_maxRestarts) job.maxRestarts = m_maxRestarts->value();
         else if (field.widget == m_heartbeat) job.heartbeatTimeoutSec = m_heartbeat->value();
+        else if (field.widget == m_stragglerAfter) job.stragglerAfterSec = m_stragglerAfter->value();
     }
     return job;
 }

@@ -84,6 +84,7 @@ public:
     SlurmFields* slurmFields() const { return m_slurm; }
     ScriptFields* scriptFields() const { return m_script; }
     QDoubleSpinBox* heartbeatBox() const { return m_heartbeat; }
+    QDoubleSpinBox* stragglerAfterBox() const { return m_stragglerAfter; }
     QSpinBox* batchSizeBox() const { return m_batch; }
     QComboBox* precisionBox() const { return m_precision; }
     QLineEdit* outputEdit() const { return m_output; }
@@ -163,6 +164,7 @@ private:
     QLineEdit* m_output;
     QSpinBox* m_maxRestarts;
     QDoubleSpinBox* m_heartbeat;
+    QDoubleSpinBox* m_stragglerAfter;
     QLabel* m_problemLabel;
     QStringList m_problems;
     bool m_lastValid = false;

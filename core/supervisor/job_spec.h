@@ -32,6 +32,7 @@ inline constexpr int kMaxRestarts = 1000;
 inline constexpr char kDefaultPython[] = "python3";
 inline constexpr double kDefaultHeartbeatTimeoutSec = 120.0;
 inline constexpr double kDefaultStragglerAfterSec = 60.0;
+inline constexpr double kMaxStragglerAfterSec = 86400.0;
 
 struct JobSpec
 {

@@ -231,9 +231,9 @@ PreflightResult runPreflight(const JobSpec& job, const std::atomic_bool* cancell
         result.error = QStringLiteral("--grace-period %1: must be from 0 to %2 seconds").arg(job.gracePeriodSec).arg(kMaxGracePeriodSec);
         return result;
     }
-    if (!(job.stragglerAfterSec >= 0 && job.stragglerAfterSec <= kMaxHeartbeatTimeoutSec)) {
+    if (!(job.stragglerAfterSec >= 0 && job.stragglerAfterSec <= kMaxStragglerAfterSec)) {
         result.error = QStringLiteral("--straggler-after %1: must be from 0 (off) to %2 seconds")
-                           .arg(job.stragglerAfterSec).arg(kMaxHeartbeatTimeoutSec);
+                           .arg(job.stragglerAfterSec).arg(kMaxStragglerAfterSec);
         return result;
     }
     if (job.slurm.enabled) {

@@ -277,6 +277,39 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/checkpoints/step-%1.pt").arg(steps, 8, 10, QLatin1Char('0'))));
     }
 
+    void aSlowRankIsNamedInTheRanksTabAndTheLog()
+    {
+        // The trainer's test hook: rank 1 sleeps 30 ms in each step's compute; its peer waits for it.
+        qputenv("RINGMASTER_TEST_SLOW_RANK", "1:30");
+        MainWindow window;
+        prepare(window, 0, 20);
+        QVERIFY(window.jobForm()->stragglerAfterBox()->isVisible());
+        QCOMPARE(window.jobForm()->stragglerAfterBox()->value(), supervisor::kDefaultStragglerAfterSec);
+        window.jobForm()->stragglerAfterBox()->setValue(2);
+        window.startAction()->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return window.rankTable()->cell(1, RankTable::kState) == QStringLiteral("straggler") ||
+                                             supervisor::isFinal(window.supervisor()->state()); },
+                                kRunTimeoutMs));
+        qunsetenv("RINGMASTER_TEST_SLOW_RANK"); // the next tests' ranks must not have it
+        QVERIFY2(window.rankTable()->cell(1, RankTable::kState) == QStringLiteral("straggler"),
+                 qPrintable(window.logPanel()->lines(-1).join(QLatin1Char('\n'))));
+        QCOMPARE(window.rankTable()->cell(0, RankTable::kState), QStringLiteral("running"));
+        QVERIFY(window.rankTable()->isShownSlowest(1));
+        QVERIFY(!window.rankTable()->isShownSlowest(0));
+        // Rank 1 computes the 30 ms it sleeps; rank 0 spends about as long waiting for it.
+        QVERIFY2(window.rankTable()->cell(1, RankTable::kComputeMs).toDouble() >= 30.0, qPrintable(window.rankTable()->cell(1, RankTable::kComputeMs)));
+        QVERIFY2(window.rankTable()->cell(0, RankTable::kWaitMs).toDouble() >= 20.0, qPrintable(window.rankTable()->cell(0, RankTable::kWaitMs)));
+        QVERIFY(window.rankTable()->cell(0, RankTable::kComputeMs).toDouble() < window.rankTable()->cell(1, RankTable::kComputeMs).toDouble());
+        const QString log = window.logPanel()->lines(-1).join(QLatin1Char('\n'));
+        QVERIFY2(log.contains(QStringLiteral("straggler: rank 1 computes ")), qPrintable(log));
+        QVERIFY(!log.contains(QStringLiteral("straggler: rank 0")));
+        window.tabs()->setCurrentWidget(window.rankTable());
+        screenshot(window, "straggler.png");
+        window.stopAction()->trigger();
+        QVERIFY(waitForFinal(window, 60000));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+    }
+
     void killedRankShowsTheFailureBanner()
     {
         MainWindow window;
