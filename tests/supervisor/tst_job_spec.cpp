@@ -122,6 +122,8 @@ private Q_SLOTS:
                                                     << QStringLiteral("without \"launch.script\"");
         QTest::newRow("script with trainer flags") << QByteArrayLiteral("{\"launch\": {\"script\": \"t.py\"}, \"trainer\": {\"lr\": 0.1}}")
                                                    << QStringLiteral("\"trainer\" flags cannot be used with \"launch.script\"");
+        QTest::newRow("straggler type") << QByteArrayLiteral("{\"launch\": {\"straggler_after\": \"1m\"}}")
+                                        << QStringLiteral("launch.straggler_after");
         QTest::newRow("empty python") << QByteArrayLiteral("{\"launch\": {\"python\": \"\"}}") << QStringLiteral("launch.python");
         QTest::newRow("trainer list") << QByteArrayLiteral("{\"trainer\": {\"lr\": [0.1]}}")
                                       << QStringLiteral("\"trainer.lr\" must be a number, a string or true/false");
@@ -152,7 +154,7 @@ private Q_SLOTS:
           "version": 1,
           "launch": {"device": "cpu", "nproc": 3, "gpus": [], "output_root": "/data/runs", "run_dir": "/data/runs/a",
                      "master_port": 29517, "max_restarts": 4, "heartbeat_timeout": 90.25, "grace_period": 7.5,
-                     "resume": "/data/runs/old", "trainer_path": "/opt/rm/ringmaster-trainer"},
+                     "straggler_after": 12.5, "resume": "/data/runs/old", "trainer_path": "/opt/rm/ringmaster-trainer"},
           "trainer": {"seed": 1234567, "max_steps": 9007199254740991, "lr": 0.012345678901234567,
                       "label_smoothing": 0.1, "find_unused_parameters": true, "model": "cnn", "future_flag": "x"}
         })");
@@ -176,6 +178,9 @@ private Q_SLOTS:
         QCOMPARE(job.trainerOption(QStringLiteral("lr")).toDouble(), 0.012345678901234567);
         QCOMPARE(job.trainerOption(QStringLiteral("label_smoothing")), QStringLiteral("0.1"));
         QCOMPARE(job.trainerOption(QStringLiteral("find-unused-parameters")), QStringLiteral("true"));
+        QCOMPARE(job.stragglerAfterSec, 12.5);
+        // The default is not written: a job saved by this version reads the same in one without the key.
+        QVERIFY(!JobSpec().toJson().value(QStringLiteral("launch")).toObject().contains(QStringLiteral("straggler_after")));
     }
 
     void equalsFormsAreHonoured()
