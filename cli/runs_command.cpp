@@ -12,6 +12,7 @@
 #include "runs_slurm_status.h"
 #include "runs_table.h"
 #include "scalar_export.h"
+#include "system_table.h"
 #include "scalar_table.h"
 
 namespace ringmaster::cli {
@@ -65,9 +66,10 @@ int exportCommand(const QStringList& arguments, QTextStream& out, QTextStream& e
 
     QList<runs::ScalarRecord> records;
     for (const QString& run : runDirs) {
-        runs::ScalarTable table = runs::readRunScalars(run);
-        for (const QString& problem : table.problems) err << kProgram << ": warning: " << run << ": " << problem << " (left out)\n";
-        records += table.records;
+        for (const runs::ScalarTable& table : {runs::readRunScalars(run), runs::readRunSystem(run)}) {
+            for (const QString& problem : table.problems) err << kProgram << ": warning: " << run << ": " << problem << " (left out)\n";
+            records += table.records;
+        }
     }
     runs::writeScalars(records, outPath, format);
     out << "wrote " << records.size() << " scalars of " << parsed.positional.size() << (parsed.positional.size() == 1 ? " run" : " runs")

@@ -22,11 +22,12 @@
 #include "run_plot.h"
 #include "run_record.h"
 #include "scalar_table.h"
+#include "system_table.h"
 
 namespace ringmaster::ui {
 namespace {
 
-// Every run's scalars, as `ringmaster-runs export` reads them (all run directories checked first).
+// Every run's scalars and system metrics, as `ringmaster-runs export` reads them (all run directories checked first).
 QList<runs::ScalarRecord> readScalars(const QStringList& runDirs, QPromise<ExportOutcome>& promise)
 {
     for (const QString& run : runDirs) runs::requireRunDirectory(run);
@@ -35,6 +36,7 @@ QList<runs::ScalarRecord> readScalars(const QStringList& runDirs, QPromise<Expor
     int done = 0;
     for (const QString& run : runDirs) {
         records += runs::readRunScalars(run).records;
+        records += runs::readRunSystem(run).records; // system/rank<R>/<name>, as ringmaster-runs export
         promise.setProgressValue(++done);
     }
     return records;

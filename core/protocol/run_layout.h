@@ -11,5 +11,11 @@ inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kCheckpointsFolder = "checkpoints";
 inline constexpr const char* kBestCheckpointFile = "best.pt";
 inline constexpr const char* kBestRecordFile = "best.json";
+// What every rank used, sampled by the supervisor every 2 s (core/supervisor/system_sampler.h): one row per value,
+//   wall_time,rank,name,value
+// wall_time Unix seconds, rank the rank whose process tree (and GPU) it is, name one of system_metric's names.
+// Long rather than wide: ranks, GPUs and metrics vary from run to run, and a row never changes shape.
+inline constexpr const char* kSystemFile = "system.csv";
+inline constexpr const char* kSystemHeader = "wall_time,rank,name,value";
 
 } // namespace ringmaster::protocol

@@ -13,6 +13,9 @@ using NvmlDevice = struct NvmlDeviceOpaque*;
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr NvmlReturn kNvmlInsufficientSize = 7;
 constexpr unsigned kNvmlTemperatureGpu = 0;
+constexpr unsigned kNvmlClockSm = 1;      // NVML_CLOCK_SM
+constexpr unsigned kNvmlPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
+constexpr unsigned kNvmlPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
 constexpr unsigned kProcessSlack = 8; // processes may start between the two calls
 struct NvmlMemory { unsigned long long total, free, used; };
 struct NvmlUtilization { unsigned gpu, memory; };
@@ -52,6 +55,9 @@ struct GpuInventory::Api
     NvmlReturn (*processesV1)(NvmlDevice, unsigned*, NvmlProcessInfoV1*) = nullptr;
     NvmlReturn (*uuid)(NvmlDevice, char*, unsigned) = nullptr;
     NvmlReturn (*driverVersion)(char*, unsigned) = nullptr;
+    NvmlReturn (*power)(NvmlDevice, unsigned*) = nullptr;                     // milliwatts
+    NvmlReturn (*clock)(NvmlDevice, unsigned, unsigned*) = nullptr;           // MHz
+    NvmlReturn (*pcieThroughput)(NvmlDevice, unsigned, unsigned*) = nullptr;  // KB/s
 };
 
 GpuInventory::GpuInventory()
@@ -80,6 +86,9 @@ GpuInventory::GpuInventory()
     if (!m_api->processesV3) bind(m_api->processesV1, "nvmlDeviceGetComputeRunningProcesses");
     bind(m_api->uuid, "nvmlDeviceGetUUID");                          // optional
     bind(m_api->driverVersion, "nvmlSystemGetDriverVersion");        // optional
+    bind(m_api->power, "nvmlDeviceGetPowerUsage");                    // optional
+    bind(m_api->clock, "nvmlDeviceGetClockInfo");                     // optional
+    bind(m_api->pcieThroughput, "nvmlDeviceGetPcieThroughput");       // optional
     if (!complete || m_api->init() != kNvmlSuccess) {
         m_reason = QStringLiteral("NVML at %1 could not be initialised").arg(QString::fromLocal8Bit(path));
         delete m_api;
@@ -121,6 +130,11 @@ QList<GpuInfo> GpuInventory::query() const
         if (m_api->temperature(device, kNvmlTemperatureGpu, &temperature) == kNvmlSuccess) info.temperatureC = static_cast<int>(temperature);
         if (m_api->processesV3) readProcesses(m_api->processesV3, device, &info);
         else if (m_api->processesV1) readProcesses(m_api->processesV1, device, &info);
+        unsigned value = 0;
+        if (m_api->power && m_api->power(device, &value) == kNvmlSuccess) info.powerW = value / 1000.0;
+        if (m_api->clock && m_api->clock(device, kNvmlClockSm, &value) == kNvmlSuccess) info.smClockMHz = static_cast<int>(value);
+        if (m_api->pcieThroughput && m_api->pcieThroughput(device, kNvmlPcieTxBytes, &value) == kNvmlSuccess) info.pcieTxKiBps = value;
+        if (m_api->pcieThroughput && m_api->pcieThroughput(device, kNvmlPcieRxBytes, &value) == kNvmlSuccess) info.pcieRxKiBps = value;
         char uuid[96] = {};
         if (m_api->uuid && m_api->uuid(device, uuid, sizeof uuid) == kNvmlSuccess) info.uuid = QString::fromLatin1(uuid);
         gpus.append(info);

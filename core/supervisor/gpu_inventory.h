@@ -1,7 +1,8 @@
 #pragma once
 // The machine's NVIDIA GPUs through NVML, loaded at run time (dlopen "libnvidia-ml.so.1", or the file
 // named by RINGMASTER_NVML_LIBRARY), so Ringmaster runs on machines without NVIDIA drivers: there the
-// list is empty. Only the handful of NVML entry points below are used.
+// list is empty. Only the handful of NVML entry points below are used; power, clocks and PCIe throughput are
+// optional (an NVML without them, or a GPU that does not report them, leaves them at -1).
 
 #include <QList>
 #include <QString>
@@ -16,6 +17,12 @@ struct GpuInfo
     qint64 memoryTotalMiB = 0;
     int utilizationPercent = -1;
     int temperatureC = -1;
+    // Where NVML gives them (-1 otherwise): board power, the streaming multiprocessors' clock, and PCIe
+    // throughput over NVML's last 20 ms window.
+    double powerW = -1;
+    int smClockMHz = -1;
+    qint64 pcieTxKiBps = -1;
+    qint64 pcieRxKiBps = -1;
     int otherProcesses = 0;     // compute processes on it (see processPids)
     QList<qint64> processPids;  // their pids, where NVML lists them (a front end excludes its own ranks)
     QString uuid;               // "GPU-…", empty when NVML does not say

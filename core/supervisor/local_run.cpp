@@ -156,6 +156,9 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
     });
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
     if (!m_scalarRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error()); // the run goes on; charts still get values
+    if (!m_systemRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
+    m_systemSampler = std::make_unique<SystemSampler>();
+    connect(m_systemSampler.get(), &SystemSampler::sampled, this, &LocalRun::onSystemSampled);
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
     // its log lines ("metric step=... loss=...") would otherwise record every value twice.
     // A script's output is read with its own patterns when it gave some (pre-flight checked them).
@@ -336,6 +339,7 @@ void LocalRun::launchGroup()
     }
     m_dir.writeCommands(launchRecord(started, m_restarts, base, hardwareRecord(m_checked)));
     log(QStringLiteral("started %1 rank(s) in process group %2: %3").arg(world).arg(m_group).arg(command));
+    sampleRanks(true);
     // A program that reports nothing over the socket is running once it is started.
     if (!m_policy.heartbeatsOverSocket && m_group != 0 && m_state == RunState::Starting) setState(RunState::Running);
 }
@@ -354,6 +358,25 @@ void LocalRun::onHeartbeat(int rank, qint64 step, const QString& phase, const St
     if (r.status.state == RankState::Starting) r.status.state = RankState::Running;
     Q_EMIT rankChanged(rank);
     if (timing.valid()) Q_EMIT stepTimingReceived(rank, timing);
+}
+
+void LocalRun::sampleRanks(bool running)
+{
+    if (!m_systemSampler) return;
+    QList<SampledRank> ranks;
+    for (const auto& rank : m_ranks) {
+        if (running && rank->process->isRunning() && rank->process->pid() > 0) ranks.append({rank->status.rank, rank->process->pid(), rank->status.gpu});
+    }
+    m_systemSampler->setRanks(ranks);
+}
+
+void LocalRun::onSystemSampled(const QList<SystemSample>& samples)
+{
+    if (isFinal(m_state)) return; // a tick that was on its way when the run ended
+    if (m_systemRecorder.isOpen() && !m_systemRecorder.append(samples)) {
+        m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
+    }
+    Q_EMIT systemSampled(samples);
 }
 
 void LocalRun::onStatus(const QString& status, const QJsonObject& frame)

@@ -34,6 +34,8 @@
 #include "run_types.h"
 #include "scalar_recorder.h"
 #include "stack_dumps.h"
+#include "system_recorder.h"
+#include "system_sampler.h"
 #include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
@@ -105,6 +107,9 @@ private:
     void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
     void failDirectoryLost(const QString& reason);
+    void onSystemSampled(const QList<SystemSample>& samples);
+    // Samples the current launch's ranks (their pids), or stops sampling when none is running.
+    void sampleRanks(bool running);
     void considerFailure(int rank, const QString& reason, FailurePriority priority, const RankEnd& end);
     void signalRanks(int signal);
     void bringDown(int signal, int escalateAfterMs);
@@ -128,6 +133,8 @@ private:
     MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
     std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
     std::unique_ptr<StackDumps> m_stacks;               // a hung group's stacks, taken before it is killed
+    std::unique_ptr<SystemSampler> m_systemSampler;     // what the ranks use, every 2 s, off this thread
+    SystemRecorder m_systemRecorder;                    // RUN_DIR/system.csv
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../protocol/exit_codes.h"
+#include "../protocol/run_layout.h"
 #include "../protocol/wire.h"
 #include "metric_server.h"
 #include "proc_info.h"
@@ -170,6 +171,7 @@ void LocalRun::concludeIfAllExited()
     m_escalation.stop();
     m_verdictWindow.stop();
     m_stacks.reset(); // a hung group's dump that its ranks did not wait for (they all ended): its tools are killed
+    sampleRanks(false);
     killLeftovers();
     if (!m_dirLost) {
         if (const QString lost = m_dir.lostReason(); !lost.isEmpty()) {
@@ -263,6 +265,11 @@ void LocalRun::finishRun(RunState state)
     } else {
         log(QStringLiteral("run %1 after %2 restart(s); %3 step metrics received over the socket")
                 .arg(runStateName(state)).arg(m_restarts).arg(m_stepsReceived));
+    }
+    if (m_systemSampler && m_systemSampler->secondsAlive() > 0) {
+        log(QStringLiteral("system metrics: %1 sample(s) in %2; sampling used %3% of one core")
+                .arg(m_systemSampler->ticks()).arg(QLatin1String(protocol::kSystemFile))
+                .arg(100.0 * m_systemSampler->cpuSecondsUsed() / m_systemSampler->secondsAlive(), 0, 'f', 3));
     }
     setState(state);
     Q_EMIT finished(state);

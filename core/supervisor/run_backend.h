@@ -73,6 +73,8 @@ Q_SIGNALS:
     // so metrics already shown past this step will arrive again and should be dropped).
     void trainingStarted(qint64 fromStep);
     void rankChanged(int rank);
+    // One tick of what every rank uses (system_sampler.h), already appended to RUN_DIR/system.csv.
+    void systemSampled(const QList<ringmaster::supervisor::SystemSample>& samples);
     // A rank's heartbeat carried its step timing (the means of its steps since its previous heartbeat).
     void stepTimingReceived(int rank, const ringmaster::supervisor::StepTiming& timing);
     // rank -1: the launcher's own log.

@@ -43,6 +43,7 @@ void RunSupervisor::adopt(RunBackend* backend)
     connect(backend, &RunBackend::problem, this, &RunSupervisor::problem);
     connect(backend, &RunBackend::finished, this, &RunSupervisor::finished);
     connect(backend, &RunBackend::stepTimingReceived, this, &RunSupervisor::onStepTiming);
+    connect(backend, &RunBackend::systemSampled, this, &RunSupervisor::systemSampled);
     // A new run, or a restart from a checkpoint: new processes, whose timings start afresh.
     connect(backend, &RunBackend::trainingStarted, this, [this] { m_stragglers.reset(); });
     m_stragglers.reset();

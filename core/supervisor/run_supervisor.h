@@ -94,6 +94,8 @@ Q_SIGNALS:
     // straggler_after (straggler_detector.h); `message` says so in one line ("rank 1 computes 1.6x slower ..."),
     // also written to the launcher log.
     void stragglerNamed(int rank, const QString& message);
+    // RunBackend::systemSampled.
+    void systemSampled(const QList<ringmaster::supervisor::SystemSample>& samples);
 
 private:
     bool isActive() const;

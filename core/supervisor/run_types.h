@@ -47,6 +47,15 @@ struct ScalarBatch
     QList<Scalar> values;
 };
 
+// One value of what a rank used at one moment (system_sampler.h names them; RUN_DIR/system.csv records them).
+struct SystemSample
+{
+    double wallTime = 0.0; // Unix time, seconds
+    int rank = 0;
+    QString name;          // one of system_metric's names
+    double value = 0.0;
+};
+
 // Where a rank's training steps went lately: the mean milliseconds of the steps it timed since its previous
 // heartbeat (core/protocol/wire.h's "timing"; core/trainer/step_timing.h says what each part holds).
 struct StepTiming

@@ -17,6 +17,7 @@
 
 #include "run_index.h"
 #include "run_listing.h"
+#include "system_table.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor::test;
@@ -436,6 +437,16 @@ private Q_SLOTS:
         QVERIFY2(message.startsWith(QStringLiteral("30 steps, loss %1, val_accuracy ")
                                         .arg(QString::number(summary.value(QStringLiteral("final_loss")).toDouble(), 'g', 5))),
                  qPrintable(message));
+        // What each rank used, sampled from its first moment: system.csv, read back as the export reads it.
+        QVERIFY2(launch.output.contains(QRegularExpression(QStringLiteral("system metrics: [1-9]\\d* sample\\(s\\) in system.csv; sampling used "
+                                                                          "[\\d.]+% of one core"))),
+                 qPrintable(launch.output));
+        QStringList series;
+        for (const auto& record : ringmaster::runs::readRunSystem(launch.runDir()).records) series << record.name;
+        for (const QString& name : {QStringLiteral("system/rank0/rss_mib"), QStringLiteral("system/rank1/rss_mib"),
+                                    QStringLiteral("system/rank0/threads"), QStringLiteral("system/rank1/threads")}) {
+            QVERIFY2(series.contains(name), qPrintable(series.join(QLatin1Char(' '))));
+        }
     }
 
     void theSlowRankIsNamedNotTheRanksWaitingForIt()

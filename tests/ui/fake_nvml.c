@@ -1,7 +1,8 @@
 /* A stand-in for libnvidia-ml.so.1 that reports four invented GPUs, so the GPU panel's NVML path is
  * tested on machines without NVIDIA hardware. Compute processes: by default GPU 1 runs one other
  * process (pid 4242); RINGMASTER_FAKE_NVML_PROCESSES="GPU:PID,GPU:PID,..." replaces that list and is
- * read at every query, so a test can put its own ranks' pids on a GPU. The driver reports version 555.42.06. */
+ * read at every query, so a test can put its own ranks' pids on a GPU. The driver reports version 555.42.06.
+ * GPU i draws 100 + 10 i W, runs its SMs at 1410 - 10 i MHz and moves 1000 (i + 1) KB/s each way over PCIe. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,24 @@ int nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned sensor, unsigned* tem
 {
     (void)sensor;
     *temperature = 40 + (unsigned)device->index;
+    return kSuccess;
+}
+
+int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* milliwatts)
+{
+    *milliwatts = (100u + 10u * (unsigned)device->index) * 1000u;
+    return kSuccess;
+}
+int nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned type, unsigned* mhz)
+{
+    if (type != 1) return kInvalidArgument; /* NVML_CLOCK_SM only */
+    *mhz = 1410u - 10u * (unsigned)device->index;
+    return kSuccess;
+}
+int nvmlDeviceGetPcieThroughput(nvmlDevice_t device, unsigned counter, unsigned* kilobytesPerSecond)
+{
+    if (counter > 1) return kInvalidArgument;
+    *kilobytesPerSecond = 1000u * ((unsigned)device->index + 1u);
     return kSuccess;
 }
 

@@ -1,0 +1,48 @@
+#include "system_recorder.h"
+
+#include <QDir>
+
+#include "../protocol/run_layout.h"
+
+namespace ringmaster::supervisor {
+namespace {
+
+constexpr int kWallTimeDecimals = 3;  // milliseconds
+constexpr int kValueDigits = 10;      // far past what /proc and NVML measure
+
+} // namespace
+
+bool SystemRecorder::open(const QString& runDir)
+{
+    if (!m_file.open(QDir(runDir).filePath(QString::fromLatin1(protocol::kSystemFile)), &m_error)) return false;
+    QByteArray start;
+    if (m_file.size() == 0) start = QByteArray(protocol::kSystemHeader) + '\n';
+    else if (m_file.lastByte() != '\n') start = "\n"; // a row cut short by a kill must not swallow the next one
+    if (const QString failed = m_file.append(start); !failed.isEmpty()) {
+        m_error = failed;
+        m_file.close();
+        return false;
+    }
+    m_error.clear();
+    return true;
+}
+
+bool SystemRecorder::append(const QList<SystemSample>& samples)
+{
+    if (!m_file.isOpen()) {
+        m_error = QStringLiteral("%1 is not open").arg(QLatin1String(protocol::kSystemFile));
+        return false;
+    }
+    QString rows;
+    for (const SystemSample& sample : samples) {
+        rows += QString::number(sample.wallTime, 'f', kWallTimeDecimals) + QLatin1Char(',') + QString::number(sample.rank) +
+                QLatin1Char(',') + sample.name + QLatin1Char(',') + QString::number(sample.value, 'g', kValueDigits) + QLatin1Char('\n');
+    }
+    if (const QString failed = m_file.append(rows.toUtf8()); !failed.isEmpty()) {
+        m_error = failed;
+        return false;
+    }
+    return true;
+}
+
+} // namespace ringmaster::supervisor
