@@ -6,6 +6,7 @@
 #include <QJsonValue>
 #include <QSocketNotifier>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "run_event.h"
 #include "run_supervisor.h"
 #include "slurm_flags.h"
+#include "system_sampler.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -325,6 +327,11 @@ LaunchCommand::LaunchCommand(JobSpec job, bool quiet, QObject* parent)
         if (rank < 0 && !m_quiet) printLine(QStringLiteral("[launcher] ") + line);
     });
     connect(m_supervisor, &RunSupervisor::problem, this, &LaunchCommand::printWarning);
+    connect(m_supervisor, &RunSupervisor::systemSampled, this, [this](const QList<SystemSample>& samples) {
+        for (const SystemSample& sample : samples) {
+            if (sample.name == QLatin1String(system_metric::kGpuUtilPercent)) m_gpuUtil.insert(sample.rank, sample.value);
+        }
+    });
     connect(m_supervisor, &RunSupervisor::checkpointSaved, this, [this](qint64 step, const QString& path) {
         if (!m_quiet) printLine(QStringLiteral("checkpoint step %1: %2").arg(step).arg(path));
     });
@@ -457,7 +464,7 @@ void LaunchCommand::printProgress(const StepMetric& m)
     if (const StragglerVerdict slowest = m_supervisor->slowestRank(); slowest.rank >= 0 && slowest.othersMedianMs > 0) {
         line += QStringLiteral("  slowest rank %1 (%2x)").arg(slowest.rank).arg(slowest.ratio(), 0, 'f', 2);
     }
-    showLive(line);
+    showLive(line + gpuUtilText());
 }
 
 void LaunchCommand::showLive(const QString& text)
@@ -474,6 +481,14 @@ void LaunchCommand::showLive(const QString& text)
     } else {
         printLine(text);
     }
+}
+
+QString LaunchCommand::gpuUtilText() const
+{
+    if (m_gpuUtil.isEmpty()) return {};
+    const auto [least, most] = std::minmax_element(m_gpuUtil.cbegin(), m_gpuUtil.cend());
+    if (qRound(*least) == qRound(*most)) return QStringLiteral("  GPU util %1%").arg(qRound(*most));
+    return QStringLiteral("  GPU util %1-%2%").arg(qRound(*least)).arg(qRound(*most));
 }
 
 QString LaunchCommand::lastScalarsText(int maxNames) const
@@ -496,7 +511,7 @@ void LaunchCommand::onScalars(const ScalarBatch& scalars)
     m_firstStepShown = true;
     if (m_tty || first || m_lastPlainLine.elapsed() >= kPlainLineIntervalMs) {
         m_lastPlainLine.restart();
-        showLive(QStringLiteral("step %1  %2").arg(m_lastScalarStep).arg(lastScalarsText(kLiveScalarNames)));
+        showLive(QStringLiteral("step %1  %2").arg(m_lastScalarStep).arg(lastScalarsText(kLiveScalarNames)) + gpuUtilText());
     }
 }
 

@@ -62,6 +62,9 @@ private:
     // A script's scalars: a live line "step N  name value ..." (a pipe: every couple of seconds).
     void onScalars(const ScalarBatch& scalars);
     QString lastScalarsText(int maxNames) const;
+    // "  GPU util 97%" (one GPU) or "  GPU util 91-99%" (the least and most busy), from the latest system sample;
+    // empty on CPU ranks.
+    QString gpuUtilText() const;
     void showLive(const QString& text);
 
     JobSpec m_job;
@@ -81,6 +84,7 @@ private:
     bool m_haveEval = false;
     StepMetric m_lastStep;
     QMap<QString, double> m_lastScalars; // a script's, by name
+    QMap<int, double> m_gpuUtil;         // each GPU rank's utilisation at the latest system sample
     qint64 m_lastScalarStep = -1;
 };
 

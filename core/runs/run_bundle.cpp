@@ -16,6 +16,7 @@
 #include "environment_info.h"
 #include "run_files.h"
 #include "run_notes.h"
+#include "run_layout.h"
 #include "safe_files.h"
 
 namespace ringmaster::runs {
@@ -140,7 +141,8 @@ BundleResult writeRunBundle(const QString& runDirPath, const QString& out, const
     const QString top = QFileInfo(QDir::cleanPath(runDirPath)).fileName();
 
     QStringList members;
-    for (const char* name : {kJobFile, kSummaryFile, kMetricsFile, kEvalFile, kScalarsFile, kClassesFile, kCommandsFile, kNotesFile}) {
+    for (const char* name : {kJobFile, kSummaryFile, kMetricsFile, kEvalFile, kScalarsFile, protocol::kSystemFile, kClassesFile,
+                             kCommandsFile, kNotesFile}) {
         if (QFileInfo(runDir.filePath(QString::fromLatin1(name))).isFile()) members << QString::fromLatin1(name);
     }
     members << filesUnder(runDir, kLogsFolder);

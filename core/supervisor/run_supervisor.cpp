@@ -43,10 +43,14 @@ void RunSupervisor::adopt(RunBackend* backend)
     connect(backend, &RunBackend::problem, this, &RunSupervisor::problem);
     connect(backend, &RunBackend::finished, this, &RunSupervisor::finished);
     connect(backend, &RunBackend::stepTimingReceived, this, &RunSupervisor::onStepTiming);
-    connect(backend, &RunBackend::systemSampled, this, &RunSupervisor::systemSampled);
+    connect(backend, &RunBackend::systemSampled, this, [this](const QList<SystemSample>& samples) {
+        for (const SystemSample& sample : samples) m_systemNow[sample.rank].insert(sample.name, sample.value);
+        Q_EMIT systemSampled(samples);
+    });
     // A new run, or a restart from a checkpoint: new processes, whose timings start afresh.
     connect(backend, &RunBackend::trainingStarted, this, [this] { m_stragglers.reset(); });
     m_stragglers.reset();
+    m_systemNow.clear();
 }
 
 void RunSupervisor::onStepTiming(int rank, const StepTiming& timing)
@@ -55,15 +59,11 @@ void RunSupervisor::onStepTiming(int rank, const StepTiming& timing)
     m_stragglers.setSustainMs(static_cast<qint64>(m_backend->job().stragglerAfterSec * 1000));
     const StragglerVerdict named = m_stragglers.update(rank, timing, m_clock.elapsed());
     if (named.rank < 0) return;
-    QString where;
+    int gpu = -1;
     for (const RankStatus& status : m_backend->ranks()) {
-        if (status.rank == named.rank && status.gpu >= 0) where = QStringLiteral(" on GPU %1").arg(status.gpu);
+        if (status.rank == named.rank) gpu = status.gpu;
     }
-    const QString message =
-        QStringLiteral("rank %1%2 computes %3x slower than the others (%4 ms a step against their median of %5 ms) "
-                       "for %6 s; they wait for it in every all-reduce")
-            .arg(named.rank).arg(where).arg(named.ratio(), 0, 'f', 1).arg(named.computeMs, 0, 'f', 1)
-            .arg(named.othersMedianMs, 0, 'f', 1).arg(m_backend->job().stragglerAfterSec);
+    const QString message = stragglerMessage(named, m_backend->job().stragglerAfterSec, gpu, m_systemNow.value(named.rank));
     m_backend->recordNote(QStringLiteral("straggler: ") + message);
     Q_EMIT stragglerNamed(named.rank, message);
     Q_EMIT rankChanged(named.rank);

@@ -7,6 +7,7 @@
 // backend stays until the next start, so its state, ranks and root cause can still be read.
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -105,6 +106,7 @@ private:
     QPointer<RunBackend> m_backend;
     JobSpec m_noJob;
     StragglerDetector m_stragglers;
+    QHash<int, QHash<QString, double>> m_systemNow; // each rank's latest system sample, by name
     QElapsedTimer m_clock; // the detector's time
 };
 

@@ -1,9 +1,33 @@
 #include "straggler_detector.h"
 
+#include <QStringList>
+
 #include <algorithm>
 #include <vector>
 
+#include "system_sampler.h"
+
 namespace ringmaster::supervisor {
+
+QString stragglerMessage(const StragglerVerdict& verdict, double afterSec, int gpu, const QHash<QString, double>& gpuNow)
+{
+    QString line = QStringLiteral("rank %1%2 computes %3x slower than the others (%4 ms a step against their median of %5 ms) "
+                                  "for %6 s; they wait for it in every all-reduce")
+                       .arg(verdict.rank).arg(gpu >= 0 ? QStringLiteral(" on GPU %1").arg(gpu) : QString())
+                       .arg(verdict.ratio(), 0, 'f', 1).arg(verdict.computeMs, 0, 'f', 1)
+                       .arg(verdict.othersMedianMs, 0, 'f', 1).arg(afterSec);
+    if (gpu < 0) return line;
+    QStringList figures;
+    const auto figure = [&](const char* name, const QString& format) {
+        const auto it = gpuNow.constFind(QLatin1String(name));
+        if (it != gpuNow.cend()) figures << format.arg(qRound(*it));
+    };
+    figure(system_metric::kGpuTemperatureC, QStringLiteral("at %1 C"));
+    figure(system_metric::kGpuSmClockMHz, QStringLiteral("SM clock %1 MHz"));
+    figure(system_metric::kGpuPowerW, QStringLiteral("%1 W"));
+    if (!figures.isEmpty()) line += QStringLiteral("; GPU %1 ").arg(gpu) + figures.join(QStringLiteral(", "));
+    return line;
+}
 
 double StragglerDetector::othersMedian(int rank) const
 {

@@ -12,6 +12,7 @@
 // without waiting a minute.
 
 #include <QHash>
+#include <QString>
 #include <QtGlobal>
 
 #include "run_types.h"
@@ -25,6 +26,12 @@ struct StragglerVerdict
     double othersMedianMs = 0.0; // the median of the other ranks' smoothed compute times
     double ratio() const { return othersMedianMs > 0 ? computeMs / othersMedianMs : 0.0; }
 };
+
+// The line that names a straggler: "rank 1 on GPU 3 computes 1.6x slower than the others (212.0 ms a step against
+// their median of 130.0 ms) for 60 s; they wait for it in every all-reduce; GPU 3 at 83 C, SM clock 1410 MHz,
+// 310 W". gpu -1 for a CPU rank; gpuNow: the rank's latest system sample by name (system_sampler.h), what of
+// temperature, SM clock and power it holds is said (a hot, throttled GPU is the usual reason).
+QString stragglerMessage(const StragglerVerdict& verdict, double afterSec, int gpu, const QHash<QString, double>& gpuNow);
 
 class StragglerDetector
 {

@@ -223,6 +223,17 @@ private Q_SLOTS:
             };
             check(table(run.value(), "metrics.csv"), kTrainingNames);
             check(table(run.value(), "eval.csv"), kEvalNames);
+            // system.csv: each (rank, name) is the series system/rank<R>/<name>, its samples numbered 0, 1, ...
+            const CsvTable system = table(run.value(), "system.csv");
+            QVERIFY2(!system.rows.isEmpty(), "the launcher samples every rank from its start");
+            QMap<QString, int> samples;
+            for (const auto& row : system.rows) {
+                const QString series = QStringLiteral("system/rank%1/%2").arg(QString::fromUtf8(row[1]), QString::fromUtf8(row[2]));
+                const QString key = QStringLiteral("%1 %2 %3").arg(run.key()).arg(samples[series]++).arg(series);
+                QVERIFY2(values.contains(key), qPrintable(key));
+                QCOMPARE(values.value(key), *parseCsvNumber(row[3]));
+                ++expected;
+            }
             if (QTest::currentTestFailed()) return;
         }
         QCOMPARE(exported.rows.size(), expected);   // every value of the CSVs, and nothing else
@@ -251,7 +262,7 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(QFileInfo::exists(dir + QStringLiteral("/supervisor.lock")), "the launcher's lock is in the run (left out of bundles)");
-        for (const char* required : {"job.json", "summary.json", "metrics.csv", "eval.csv", "scalars.csv", "commands.json",
+        for (const char* required : {"job.json", "summary.json", "metrics.csv", "eval.csv", "scalars.csv", "system.csv", "commands.json",
                                      "logs/rank-0.log", "logs/rank-1.log", "logs/launcher.log", "model.pt"}) {
             QVERIFY2(expected.contains(QLatin1String(required)), required);
         }

@@ -319,6 +319,32 @@ private Q_SLOTS:
         QVERIFY2(allGone(pids), "a python rank outlived the stop");
     }
 
+    void gpuRanksAreSampledAndTheLineShowsTheirUtilisation()
+    {
+        // The fake NVML's GPUs 1 and 2 (97% and 0% busy, 110 W and 120 W); the script itself computes on the CPU.
+        const QString fake = qEnvironmentVariable("RINGMASTER_FAKE_NVML");
+        if (fake.isEmpty()) QSKIP("RINGMASTER_FAKE_NVML is not set (ctest sets it)");
+        QTemporaryDir root;
+        LaunchProcess launch;
+        QStringList arguments = scriptArguments(root.path(), {QStringLiteral("--gpus"), QStringLiteral("1,2"), QStringLiteral("--"),
+                                                              QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--sleep"),
+                                                              QStringLiteral("0.05")});
+        arguments.removeAt(arguments.indexOf(QStringLiteral("--nproc")) + 1);
+        arguments.removeOne(QStringLiteral("--nproc"));
+        arguments.removeAt(arguments.indexOf(QStringLiteral("--device")) + 1);
+        arguments.removeOne(QStringLiteral("--device"));
+        launch.start(arguments, {QStringLiteral("RINGMASTER_NVML_LIBRARY=") + fake});
+        QVERIFY2(launch.waitForOutput(QStringLiteral("  GPU util 0-97%"), kRunTimeoutMs), qPrintable(launch.output));
+        const QString dir = launch.runDir();
+        ::kill(static_cast<pid_t>(launch.process.processId()), SIGTERM);
+        QVERIFY(launch.finish(30000));
+        QCOMPARE(launch.process.exitCode(), 3);
+        const QString system = readAll(dir + QStringLiteral("/system.csv"));
+        QVERIFY2(system.contains(QStringLiteral(",0,gpu_power_w,110\n")) && system.contains(QStringLiteral(",1,gpu_power_w,120\n")) &&
+                     system.contains(QStringLiteral(",0,gpu_util_percent,97\n")) && system.contains(QStringLiteral(",1,gpu_sm_clock_mhz,1390\n")),
+                 qPrintable(system.left(2000)));
+    }
+
     void restartRelaunchesWithTheNextRestartCount()
     {
         QTemporaryDir root;

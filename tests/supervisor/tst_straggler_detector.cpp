@@ -131,6 +131,20 @@ private Q_SLOTS:
         QCOMPARE(off.slowest().rank, 1);
     }
 
+    void theLineSaysWhatTheGpuSays()
+    {
+        const StragglerVerdict verdict{3, 212.04, 130.0};
+        QCOMPARE(ringmaster::supervisor::stragglerMessage(verdict, 60, -1, {}),
+                 QStringLiteral("rank 3 computes 1.6x slower than the others (212.0 ms a step against their median of 130.0 ms) "
+                                "for 60 s; they wait for it in every all-reduce"));
+        const QHash<QString, double> hot{{QStringLiteral("gpu_temperature_c"), 83.4}, {QStringLiteral("gpu_sm_clock_mhz"), 1410},
+                                         {QStringLiteral("gpu_power_w"), 310.2}, {QStringLiteral("cpu_percent"), 99}};
+        QCOMPARE(ringmaster::supervisor::stragglerMessage(verdict, 60, 5, hot),
+                 QStringLiteral("rank 3 on GPU 5 computes 1.6x slower than the others (212.0 ms a step against their median of 130.0 ms) "
+                                "for 60 s; they wait for it in every all-reduce; GPU 5 at 83 C, SM clock 1410 MHz, 310 W"));
+        QVERIFY(ringmaster::supervisor::stragglerMessage(verdict, 60, 5, {}).endsWith(QStringLiteral("every all-reduce")));
+    }
+
     void aBeatWithoutTimingChangesNothing()
     {
         StragglerDetector detector(2000);
