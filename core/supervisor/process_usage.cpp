@@ -48,12 +48,61 @@ void addIo(qint64 pid, ProcessUsage* usage)
     }
 }
 
+// The children of every thread of PID (/proc/PID/task/TID/children, which a kernel with CONFIG_PROC_CHILDREN has);
+// false when the kernel has no such files.
+bool childrenOf(qint64 pid, QList<qint64>* children)
+{
+    const QString tasks = QStringLiteral("/proc/%1/task").arg(pid);
+    const QStringList threads = QDir(tasks).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    bool supported = threads.isEmpty(); // a process gone meanwhile says nothing about the kernel
+    for (const QString& thread : threads) {
+        QFile file(tasks + QLatin1Char('/') + thread + QStringLiteral("/children"));
+        if (!file.open(QIODevice::ReadOnly)) continue;
+        supported = true;
+        for (const QByteArray& child : file.readAll().split(' ')) {
+            if (const qint64 childPid = child.trimmed().toLongLong(); childPid > 0) children->append(childPid);
+        }
+    }
+    return supported;
+}
+
+void add(const ProcessRecord& record, qint64 pid, ProcessUsage* sum)
+{
+    sum->cpuSeconds += record.cpuSeconds;
+    sum->rssKiB += record.rssKiB;
+    sum->threads += record.threads;
+    ++sum->processes;
+    addIo(pid, sum);
+}
+
+// Walks each root's tree through the children files: the cost is the trees', not the machine's. False when the
+// kernel has no children files (then every process's parent is read instead).
+bool walkTrees(const QList<qint64>& roots, QHash<qint64, ProcessUsage>* usage)
+{
+    for (const qint64 root : roots) {
+        QList<qint64> pending{root};
+        ProcessUsage sum;
+        int visited = 0;
+        while (!pending.isEmpty() && visited++ < 100000) {
+            const qint64 pid = pending.takeLast();
+            ProcessRecord record;
+            if (!readRecord(QString::number(pid), &record)) continue; // gone meanwhile
+            if (!childrenOf(pid, &pending)) return false;
+            add(record, pid, &sum);
+        }
+        if (sum.processes > 0) usage->insert(root, sum);
+    }
+    return true;
+}
+
 } // namespace
 
-QHash<qint64, ProcessUsage> treeUsage(const QList<qint64>& roots)
+QHash<qint64, ProcessUsage> treeUsage(const QList<qint64>& roots, TreeWalk walk)
 {
     QHash<qint64, ProcessUsage> usage;
     if (roots.isEmpty()) return usage;
+    if (walk == TreeWalk::Children && walkTrees(roots, &usage)) return usage;
+    usage.clear();
     QHash<qint64, ProcessRecord> records;
     const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString& entry : entries) {
@@ -76,12 +125,7 @@ QHash<qint64, ProcessUsage> treeUsage(const QList<qint64>& roots)
             pid = parent->parent;
         }
         if (root == 0) continue;
-        ProcessUsage& sum = usage[root];
-        sum.cpuSeconds += it->cpuSeconds;
-        sum.rssKiB += it->rssKiB;
-        sum.threads += it->threads;
-        ++sum.processes;
-        addIo(it.key(), &sum);
+        add(*it, it.key(), &usage[root]);
     }
     return usage;
 }

@@ -70,6 +70,11 @@ private Q_SLOTS:
         QVERIFY(usage.rssKiB > 0);
         // The busy child's CPU time is the rank's: about half a second of it in half a second.
         QVERIFY2(usage.cpuSeconds - first.cpuSeconds > 0.1, qPrintable(QString::number(usage.cpuSeconds - first.cpuSeconds)));
+        // A kernel without /proc/PID/task/TID/children gets the scan of every process's parent: the same tree.
+        const auto scanned = proc::treeUsage({root}, proc::TreeWalk::ParentScan).value(root);
+        QCOMPARE(scanned.processes, 3);
+        QCOMPARE(scanned.threads, usage.threads);
+        QVERIFY(scanned.cpuSeconds >= usage.cpuSeconds);
     }
 
     void theSamplerGivesRatesOffItsThread()
