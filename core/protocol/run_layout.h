@@ -17,5 +17,11 @@ inline constexpr const char* kBestRecordFile = "best.json";
 // Long rather than wide: ranks, GPUs and metrics vary from run to run, and a row never changes shape.
 inline constexpr const char* kSystemFile = "system.csv";
 inline constexpr const char* kSystemHeader = "wall_time,rank,name,value";
+// The same samples for TensorBoard, written by the launcher: tags "system/rank<R>/<name>", each step the sample's
+// Unix second (it only grows, also across a resume; TensorBoard's Relative and Wall axes read it best). A folder of
+// its own: TensorBoard takes one folder's files as written one after the other, and the trainer writes tb/.
+inline constexpr const char* kSystemTensorBoardFolder = "tb/system";
+// A sample's series, in exports and TensorBoard alike: this prefix, the rank, '/', the name ("system/rank3/cpu_percent").
+inline constexpr const char* kSystemSeriesPrefix = "system/rank";
 
 } // namespace ringmaster::protocol

@@ -13,7 +13,7 @@ namespace ringmaster::runs {
 
 QString systemSeriesName(int rank, const QString& name)
 {
-    return QStringLiteral("system/rank%1/%2").arg(rank).arg(name);
+    return QLatin1String(protocol::kSystemSeriesPrefix) + QString::number(rank) + QLatin1Char('/') + name;
 }
 
 ScalarTable readRunSystem(const QString& dir)

@@ -1,6 +1,7 @@
 #include "local_run.h"
 #include "local_run_rank.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonObject>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "../protocol/exit_codes.h"
+#include "../protocol/run_layout.h"
 #include "../protocol/wire.h"
 #include "metric_server.h"
 #include "proc_info.h"
@@ -157,6 +159,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
     if (!m_scalarRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error()); // the run goes on; charts still get values
     if (!m_systemRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
+    m_systemTensorBoard = std::make_unique<SystemTensorBoard>(m_dir.path());
     m_systemSampler = std::make_unique<SystemSampler>();
     connect(m_systemSampler.get(), &SystemSampler::sampled, this, &LocalRun::onSystemSampled);
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
@@ -215,6 +218,7 @@ void LocalRun::followTensorBoard()
     if (!m_job.isScript()) return; // the trainer reports over the socket (and writes RUN_DIR/tb for TensorBoard)
     const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
     m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
+    m_tensorboard->ignoreFolder(QDir(runDir()).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder))); // the launcher's own
     connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
         ScalarBatch batch;
         batch.step = step;
@@ -375,6 +379,9 @@ void LocalRun::onSystemSampled(const QList<SystemSample>& samples)
     if (isFinal(m_state)) return; // a tick that was on its way when the run ended
     if (m_systemRecorder.isOpen() && !m_systemRecorder.append(samples)) {
         m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
+    }
+    if (m_systemTensorBoard && !m_systemTensorBoard->append(samples)) {
+        m_dir.reportWriteFailure(m_systemTensorBoard->path(), m_systemTensorBoard->error());
     }
     Q_EMIT systemSampled(samples);
 }

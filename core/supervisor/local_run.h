@@ -36,6 +36,7 @@
 #include "stack_dumps.h"
 #include "system_recorder.h"
 #include "system_sampler.h"
+#include "system_tensorboard.h"
 #include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
@@ -135,6 +136,7 @@ private:
     std::unique_ptr<StackDumps> m_stacks;               // a hung group's stacks, taken before it is killed
     std::unique_ptr<SystemSampler> m_systemSampler;     // what the ranks use, every 2 s, off this thread
     SystemRecorder m_systemRecorder;                    // RUN_DIR/system.csv
+    std::unique_ptr<SystemTensorBoard> m_systemTensorBoard; // RUN_DIR/tb/system
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;

@@ -8,7 +8,7 @@ namespace ringmaster::supervisor {
 namespace {
 
 constexpr int kWallTimeDecimals = 3;  // milliseconds
-constexpr int kValueDigits = 10;      // far past what /proc and NVML measure
+constexpr int kValueDigits = 17;      // every double reads back exactly (as scalars.csv), and so its float32
 
 } // namespace
 

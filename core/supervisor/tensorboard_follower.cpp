@@ -1,7 +1,9 @@
 #include "tensorboard_follower.h"
 
+#include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QFileInfo>
 #include <QStringList>
 #include <QThread>
 #include <QtConcurrent>
@@ -30,12 +32,15 @@ TensorBoardFollower::TensorBoardFollower(QString folder, QObject* parent, int po
 
 namespace {
 
-QStringList eventFilesUnder(const QString& folder)
+QStringList eventFilesUnder(const QString& folder, const QString& ignored = {})
 {
     const QStringList patterns{QString::fromLatin1(tb::kEventFilePrefix) + QLatin1Char('*')};
     QDirIterator found(folder, patterns, QDir::Files, QDirIterator::Subdirectories);
     QStringList paths;
-    while (found.hasNext()) paths.append(found.next());
+    while (found.hasNext()) {
+        const QString path = found.next();
+        if (ignored.isEmpty() || !QFileInfo(path).absoluteFilePath().startsWith(ignored)) paths.append(path);
+    }
     paths.sort(); // same-folder files in name order: the name starts with the creation time
     return paths;
 }
@@ -47,6 +52,11 @@ int TensorBoardFollower::skipFilesPresentNow()
     const QStringList paths = eventFilesUnder(m_folder);
     for (const QString& path : paths) m_files[path].earlier = true;
     return static_cast<int>(paths.size());
+}
+
+void TensorBoardFollower::ignoreFolder(const QString& folder)
+{
+    m_ignored = QDir(QFileInfo(folder).absoluteFilePath()).path() + QLatin1Char('/');
 }
 
 void TensorBoardFollower::start()
@@ -65,14 +75,14 @@ void TensorBoardFollower::pollNow()
         m_backgroundPending = false;
         apply(m_background.result());
     }
-    apply(poll(m_folder, m_files));
+    apply(poll(m_folder, m_files, m_ignored));
 }
 
 void TensorBoardFollower::pollInBackground()
 {
     if (m_backgroundPending) return;
     m_backgroundPending = true;
-    m_background.setFuture(QtConcurrent::run([folder = m_folder, files = m_files] { return poll(folder, files); }));
+    m_background.setFuture(QtConcurrent::run([folder = m_folder, files = m_files, ignored = m_ignored] { return poll(folder, files, ignored); }));
 }
 
 void TensorBoardFollower::apply(const Poll& result)
@@ -148,11 +158,11 @@ void TensorBoardFollower::setPollDelayForTests(int milliseconds)
     g_pollDelayMs.store(milliseconds);
 }
 
-TensorBoardFollower::Poll TensorBoardFollower::poll(const QString& folder, QHash<QString, FileState> files)
+TensorBoardFollower::Poll TensorBoardFollower::poll(const QString& folder, QHash<QString, FileState> files, const QString& ignored)
 {
     if (const int delay = g_pollDelayMs.load(); delay > 0) QThread::msleep(static_cast<unsigned long>(delay));
     Poll result;
-    for (const QString& path : eventFilesUnder(folder)) {
+    for (const QString& path : eventFilesUnder(folder, ignored)) {
         FileState& state = files[path];
         if (!state.abandoned && !state.earlier) readNew(path, state, &result);
     }

@@ -40,6 +40,9 @@ public:
     // later are (a --tensorboard-dir that runs share, such as Lightning's lightning_logs/ or SummaryWriter's
     // runs/). Call before start(); returns how many files it marked.
     int skipFilesPresentNow();
+    // Never reads the event files under FOLDER (the launcher's own system metrics, RUN_DIR/tb/system, when the
+    // followed folder is the run directory). Call before start().
+    void ignoreFolder(const QString& folder);
     void start(); // polls at once, then every interval
     void stop();
     // One poll now: finds new files and reads what was appended (also for a last read when a run ends); its
@@ -79,7 +82,7 @@ public:
         QList<Found> scalars;
         QStringList warnings;
     };
-    static Poll poll(const QString& folder, QHash<QString, FileState> files);
+    static Poll poll(const QString& folder, QHash<QString, FileState> files, const QString& ignored = {});
     // Tests: every poll takes at least this long (0, the default: no delay), to show it does not block the caller.
     static void setPollDelayForTests(int milliseconds);
 
@@ -87,6 +90,7 @@ private:
     void apply(const Poll& result);
 
     QString m_folder;
+    QString m_ignored; // a folder under m_folder whose files are never read (absolute, ending in '/')
     QTimer m_timer;
     QHash<QString, FileState> m_files;
     QFutureWatcher<Poll> m_background;

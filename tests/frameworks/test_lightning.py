@@ -13,7 +13,9 @@ recipe of docs/scripts.md:
 
 Runs in RINGMASTER_FRAMEWORK_PYTHON (scripts/test.sh sets it to .torch-env/bin/python: torch 2.11, lightning 2.6.6);
 without it the tests are skipped and say why."""
+import csv
 import json
+import math
 import os
 import signal
 import subprocess
@@ -86,6 +88,18 @@ def test_values_reach_scalars_csv_from_lightnings_own_logger(project):
     assert summary["last_scalars"] == {**{tag: values[-1][1] for tag, values in written.items()},
                                        "callback_loss": reported[-1][1]}
     assert checkpoint_position(project / "checkpoints" / "last.ckpt") == (2, 3 * STEPS_PER_EPOCH)
+
+    # What each rank used, sampled by the launcher every 2 s: real TensorBoard reads RUN_DIR/tb/system as system.csv
+    # holds it (tag system/rank<R>/<name>, step the Unix second, value the float32), and none of it was taken for
+    # one of the script's own scalars.
+    expected = {}
+    with open(run.dir / "system.csv", newline="") as rows:
+        for row in csv.DictReader(rows):
+            expected.setdefault(f"system/rank{row['rank']}/{row['name']}", []).append(
+                [math.floor(float(row["wall_time"])), float32(float(row["value"]))])
+    assert "system/rank0/rss_mib" in expected and "system/rank1/threads" in expected, expected.keys()
+    assert tensorboard_scalars(run.dir / "tb" / "system") == expected
+    assert not any(name.startswith("system/") for name in read_scalars(run.dir))
 
 
 def test_a_rank_that_raises_is_the_root_cause(project):

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <csignal>
 
+#include "../../core/protocol/tensorboard_records.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor::test;
@@ -343,6 +344,21 @@ private Q_SLOTS:
         QVERIFY2(system.contains(QStringLiteral(",0,gpu_power_w,110\n")) && system.contains(QStringLiteral(",1,gpu_power_w,120\n")) &&
                      system.contains(QStringLiteral(",0,gpu_util_percent,97\n")) && system.contains(QStringLiteral(",1,gpu_sm_clock_mhz,1390\n")),
                  qPrintable(system.left(2000)));
+        // The same samples for TensorBoard, in a folder of their own; the script's own TensorBoard files are
+        // followed in the run directory, but never the launcher's: no system value becomes a script scalar.
+        const QStringList events = QDir(dir + QStringLiteral("/tb/system")).entryList({QStringLiteral("events.out.tfevents.*")}, QDir::Files);
+        QCOMPARE(events.size(), 1);
+        QFile eventFile(dir + QStringLiteral("/tb/system/") + events.first());
+        QVERIFY(eventFile.open(QIODevice::ReadOnly));
+        const QByteArray bytes = eventFile.readAll();
+        QMap<QString, QList<double>> tags;
+        namespace tb = ringmaster::protocol::tensorboard;
+        tb::scanEvents(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), [&](const tb::Event& event) {
+            for (const auto& scalar : event.scalars) tags[QString::fromStdString(scalar.tag)].append(scalar.value);
+        });
+        QVERIFY2(tags.value(QStringLiteral("system/rank0/gpu_power_w")).contains(110.0), qPrintable(QStringList(tags.keys()).join(QLatin1Char(' '))));
+        QVERIFY(tags.value(QStringLiteral("system/rank1/gpu_sm_clock_mhz")).contains(1390.0));
+        QVERIFY(!readAll(dir + QStringLiteral("/scalars.csv")).contains(QStringLiteral("system/")));
     }
 
     void restartRelaunchesWithTheNextRestartCount()

@@ -1,0 +1,67 @@
+#include "system_tensorboard.h"
+
+#include <QDir>
+#include <QHostInfo>
+
+#include <cmath>
+#include <unistd.h>
+
+#include "../protocol/run_layout.h"
+#include "../protocol/tensorboard_records.h"
+
+namespace ringmaster::supervisor {
+
+namespace tb = protocol::tensorboard;
+
+QString systemTag(int rank, const QString& name)
+{
+    return QLatin1String(protocol::kSystemSeriesPrefix) + QString::number(rank) + QLatin1Char('/') + name;
+}
+
+bool SystemTensorBoard::open(double wallTime)
+{
+    const QString folder = QDir(m_runDir).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder));
+    if (!QDir().mkpath(folder)) {
+        m_error = QStringLiteral("cannot create %1").arg(folder);
+        return false;
+    }
+    // TensorBoard reads a folder's files in name order: this one's seconds are past every earlier file's.
+    qint64 seconds = static_cast<qint64>(wallTime);
+    const QString prefix = QString::fromLatin1(tb::kEventFilePrefix);
+    for (const QString& name : QDir(folder).entryList({prefix + QLatin1Char('*')}, QDir::Files)) {
+        bool number = false;
+        const qint64 existing = name.mid(prefix.size()).section(QLatin1Char('.'), 0, 0).toLongLong(&number);
+        if (number && existing >= seconds) seconds = existing + 1;
+    }
+    QString host = QHostInfo::localHostName();
+    if (host.isEmpty()) host = QStringLiteral("localhost");
+    const QString path = QDir(folder).filePath(prefix + QStringLiteral("%1.%2.%3").arg(seconds).arg(host).arg(::getpid()));
+    if (!m_file.open(path, &m_error)) return false;
+    const std::string version = tb::frameRecord(tb::encodeFileVersionEvent(wallTime));
+    if (const QString failed = m_file.append(QByteArray(version.data(), static_cast<qsizetype>(version.size()))); !failed.isEmpty()) {
+        m_error = failed;
+        m_file.close();
+        return false;
+    }
+    return true;
+}
+
+bool SystemTensorBoard::append(const QList<SystemSample>& samples)
+{
+    if (samples.isEmpty()) return true;
+    if (!m_file.isOpen() && !open(samples.first().wallTime)) return false;
+    std::string records;
+    for (const SystemSample& sample : samples) {
+        const QByteArray tag = systemTag(sample.rank, sample.name).toUtf8();
+        records += tb::frameRecord(tb::encodeScalarEvent(sample.wallTime, static_cast<std::int64_t>(std::floor(sample.wallTime)),
+                                                         std::string_view(tag.constData(), static_cast<std::size_t>(tag.size())),
+                                                         static_cast<float>(sample.value)));
+    }
+    if (const QString failed = m_file.append(QByteArray(records.data(), static_cast<qsizetype>(records.size()))); !failed.isEmpty()) {
+        m_error = failed;
+        return false;
+    }
+    return true;
+}
+
+} // namespace ringmaster::supervisor
