@@ -36,6 +36,7 @@
 #include "run_supervisor.h"
 #include "runs_panel.h"
 #include "scalar_chart.h"
+#include "system_panel.h"
 #include "trusted_programs.h"
 
 namespace ringmaster::ui {
@@ -68,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
     , m_chart(new LossChart(this))
     , m_evalTable(new EvalTable(this))
     , m_scalarChart(new ScalarChart(this))
+    , m_systemPanel(new SystemPanel(this))
     , m_rankTable(new RankTable(this))
     , m_logPanel(new LogPanel(this))
     , m_runsPanel(new RunsPanel(this))
@@ -135,7 +137,13 @@ MainWindow::MainWindow(QWidget* parent)
 
     m_tabs->addTab(m_chart, tr("Training"));
     m_tabs->setTabToolTip(0, tr("The built-in trainer's loss, validation metrics and learning rate"));
-    m_tabs->addTab(m_scalarChart, tr("All scalars"));
+    // All scalars: the run's own values above, what its ranks used (the System panel) below.
+    auto* scalarsPage = new QSplitter(Qt::Vertical, this);
+    scalarsPage->addWidget(m_scalarChart);
+    scalarsPage->addWidget(m_systemPanel);
+    scalarsPage->setStretchFactor(0, 3);
+    scalarsPage->setStretchFactor(1, 1);
+    m_tabs->addTab(scalarsPage, tr("All scalars"));
     m_tabs->setTabToolTip(1, tr("Every scalar the run reports (a script's printed or logged values too), grouped by prefix"));
     m_tabs->addTab(m_evalTable, tr("Evaluation"));
     m_tabs->setTabToolTip(m_tabs->indexOf(m_evalTable), tr("Each validation pass of the built-in trainer: epoch, step, loss, accuracy, wall time"));
@@ -191,6 +199,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_supervisor, &supervisor::RunSupervisor::evalReceived, m_evalTable, &EvalTable::append);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_evalTable, &EvalTable::truncateAfter);
     connect(m_supervisor, &supervisor::RunSupervisor::scalarsReceived, m_scalarChart, &ScalarChart::append);
+    connect(m_supervisor, &supervisor::RunSupervisor::systemSampled, m_systemPanel, &SystemPanel::append);
     connect(m_supervisor, &supervisor::RunSupervisor::trainingStarted, m_scalarChart, &ScalarChart::truncateAfter);
     connect(m_chart, &LossChart::drained, this, &MainWindow::updateProgress);
     // A script announces no total: its last step is all the header can say.
@@ -378,9 +387,10 @@ void MainWindow::clearRunView(const supervisor::JobSpec& job)
     m_chart->clear();
     m_evalTable->clear();
     m_scalarChart->clear();
+    m_systemPanel->clear();
     m_logPanel->reset(job.worldSize());
     // A script has no built-in trainer metrics: its values are all in "All scalars".
-    if (job.isScript()) m_tabs->setCurrentWidget(m_scalarChart);
+    if (job.isScript()) m_tabs->setCurrentIndex(m_tabs->indexOf(m_scalarChart->parentWidget()));
 }
 
 void MainWindow::followRun(const supervisor::JobSpec& job)
@@ -466,6 +476,7 @@ void MainWindow::onFinished(supervisor::RunState state)
 {
     m_chart->flush();
     m_scalarChart->flush();
+    m_systemPanel->flush();
     m_logPanel->flush();
     m_rankRefresh.stop();
     m_rankTable->update(m_supervisor->ranks());

@@ -40,6 +40,7 @@ class LossChart;
 class RankTable;
 class RunsPanel;
 class ScalarChart;
+class SystemPanel;
 
 class MainWindow : public QMainWindow
 {
@@ -92,6 +93,7 @@ public:
     LossChart* chart() const { return m_chart; }
     EvalTable* evalTable() const { return m_evalTable; }
     ScalarChart* scalarChart() const { return m_scalarChart; }
+    SystemPanel* systemPanel() const { return m_systemPanel; }
     RankTable* rankTable() const { return m_rankTable; }
     LogPanel* logPanel() const { return m_logPanel; }
     RunsPanel* runsPanel() const { return m_runsPanel; }
@@ -130,6 +132,7 @@ private:
     LossChart* m_chart;
     EvalTable* m_evalTable;
     ScalarChart* m_scalarChart;
+    SystemPanel* m_systemPanel;
     RankTable* m_rankTable;
     LogPanel* m_logPanel;
     RunsPanel* m_runsPanel;

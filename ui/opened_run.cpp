@@ -1,5 +1,7 @@
 #include "opened_run.h"
 
+#include "system_table.h"
+
 #include <QDir>
 #include <QFile>
 #include <QRegularExpression>
@@ -53,6 +55,11 @@ OpenedRun readOpenedRun(const QString& runDir, const QString& label, bool withLo
     if (withLogsAndEvals) {
         run.logLines = readLogTails(runDir, static_cast<int>(LogPanel::kLinesInMemory));   // all the view keeps
         run.evals = readRunEvals(runDir);
+        try {
+            run.system = runs::readRunSystem(runDir);
+        } catch (const runs::RunsError& e) {
+            run.system.problems << e.message();
+        }
     }
     return run;
 }

@@ -25,6 +25,7 @@ struct OpenedRun
     runs::RunJob job;                      // its job.json, for the Hyperparameters tab
     runs::RunRecord record;                // read now, with its problems
     EvalReading evals;                     // the first run only
+    runs::ScalarTable system;              // its system.csv (the first run only)
 };
 
 // Reads RUN_DIR under LABEL; WITH_LOGS_AND_EVALS for the first run opened. Never throws: what cannot be

@@ -39,6 +39,7 @@
 #include "scalar_chart.h"
 #include "slurm_job.h"
 #include "slurm_queue_states.h"
+#include "system_panel.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -63,6 +64,7 @@ RunsPanel::RunsPanel(QWidget* parent)
     , m_logs(new LogPanel(this))
     , m_hyperparameters(new HyperparameterTable(this))
     , m_evals(new EvalTable(this))
+    , m_system(new SystemPanel(this))
     , m_problemsBanner(new QLabel(this))
     , m_detailTabs(new QTabWidget(this))
     , m_open(new QPushButton(tr("Open"), this))
@@ -147,6 +149,8 @@ RunsPanel::RunsPanel(QWidget* parent)
     m_detailTabs->addTab(m_chart, tr("Scalars"));
     m_detailTabs->addTab(m_evals, tr("Evaluation"));
     m_detailTabs->setTabToolTip(1, tr("The evaluations of the run opened, from its eval.csv (of the first run, when comparing)"));
+    m_detailTabs->addTab(m_system, tr("System"));
+    m_detailTabs->setTabToolTip(m_detailTabs->indexOf(m_system), tr("What each rank used, from the run's system.csv (of the first run, when comparing)"));
     m_detailTabs->addTab(m_logs, tr("Logs"));
     m_detailTabs->setTabToolTip(2, tr("The logs of the run opened (of the first run, when comparing)"));
     m_detailTabs->addTab(m_hyperparameters, tr("Hyperparameters"));
@@ -472,6 +476,7 @@ void RunsPanel::onOpened()
     }
     m_logs->flush();
     m_evals->setReading(opened.isEmpty() ? EvalReading{} : opened.first().evals);
+    m_system->showRecords(opened.isEmpty() ? QList<runs::ScalarRecord>{} : opened.first().system.records);
     for (int i = 0; i < m_openingPaths.size(); ++i) {
         runs::RunRecord record;
         if (const runs::RunRecord* listed = recordOf(m_openingPaths[i])) record = *listed;

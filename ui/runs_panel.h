@@ -57,6 +57,7 @@ class RunActions;
 class RunsFolderWatch;
 class ScalarChart;
 class SlurmQueueStates;
+class SystemPanel;
 
 class RunsPanel : public QWidget
 {
@@ -88,6 +89,7 @@ public:
     HyperparameterTable* hyperparameters() const { return m_hyperparameters; }
     // The evaluations of the run opened (of the first run, when comparing).
     EvalTable* evalTable() const { return m_evals; }
+    SystemPanel* systemPanel() const { return m_system; }
     // The line above the tabs naming what an opened run lacks (hidden when everything was read).
     QLabel* problemsBanner() const { return m_problemsBanner; }
     // What tells the tab that runs changed outside this window.
@@ -169,6 +171,7 @@ private:
     LogPanel* m_logs;
     HyperparameterTable* m_hyperparameters;
     EvalTable* m_evals;
+    SystemPanel* m_system;
     QLabel* m_problemsBanner;
     QTabWidget* m_detailTabs;
     QPushButton* m_open;

@@ -44,9 +44,14 @@ QCustomPlot* createScalarPanel(QWidget* parent, const QString& title, const QStr
     return plot;
 }
 
+QColor seriesColour(int index)
+{
+    return kPalette[((index % kPaletteSize) + kPaletteSize) % kPaletteSize];
+}
+
 std::pair<QCPGraph*, QCPGraph*> addSeriesGraphs(QCustomPlot* panel, const QString& legendName, int colourIndex)
 {
-    const QColor base = kPalette[colourIndex % kPaletteSize];
+    const QColor base = seriesColour(colourIndex);
     QCPGraph* raw = panel->addGraph();
     raw->setPen(QPen(QColor(base.red(), base.green(), base.blue(), kRawAlpha), 1));
     raw->setAdaptiveSampling(true);

@@ -27,6 +27,7 @@
 #include "rank_table.h"
 #include "run_supervisor.h"
 #include "scalar_chart.h"
+#include "system_panel.h"
 #include "script_fields.h"
 
 using namespace ringmaster;
@@ -305,6 +306,15 @@ private Q_SLOTS:
         QVERIFY(!log.contains(QStringLiteral("straggler: rank 0")));
         window.tabs()->setCurrentWidget(window.rankTable());
         screenshot(window, "straggler.png");
+        // What the ranks used, live, under All scalars: a line per rank, the band across them.
+        QTRY_VERIFY_WITH_TIMEOUT(window.systemPanel()->metrics().contains(QStringLiteral("cpu_percent")), kRunTimeoutMs);
+        window.systemPanel()->setMetric(QStringLiteral("cpu_percent"));
+        window.systemPanel()->flush();
+        QCOMPARE(window.systemPanel()->drawnRanks(), 2);
+        QVERIFY(window.systemPanel()->drawnPoints(1) >= 1);
+        QVERIFY(window.systemPanel()->bandPoints() >= 1);
+        window.tabs()->setCurrentIndex(1);
+        screenshot(window, "system.png");
         window.stopAction()->trigger();
         QVERIFY(waitForFinal(window, 60000));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
