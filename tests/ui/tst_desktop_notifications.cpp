@@ -185,6 +185,35 @@ private Q_SLOTS:
         QVERIFY2(m_server.received.at(0).body.startsWith(QStringLiteral("step 7: loss 0.25")), qPrintable(m_server.received.at(0).body));
         QVERIFY(QSettings().value(QLatin1String(supervisor::kDesktopNotificationsKey)).toBool());
     }
+
+    void aStragglerIsNotified()
+    {
+        // The built-in trainer, its rank 1 slowed by the trainer's test hook: named after 2 s, and notified.
+        m_server.received.clear();
+        qputenv("RINGMASTER_TEST_SLOW_RANK", "1:30");
+        MainWindow window;
+        window.setConfirmOnClose(false);
+        window.gpuPanel()->cpuRanksBox()->setValue(2);
+        window.jobForm()->outputEdit()->setText(m_root.filePath(QStringLiteral("runs")));
+        window.jobForm()->stragglerAfterBox()->setValue(2);
+        QVERIFY(QTest::qWaitFor([&] { return window.startAction()->isEnabled(); }, kRunTimeoutMs));
+        window.startAction()->trigger();
+        const bool named = QTest::qWaitFor([&] { return !m_server.received.isEmpty() || supervisor::isFinal(window.supervisor()->state()); },
+                                           kRunTimeoutMs);
+        qunsetenv("RINGMASTER_TEST_SLOW_RANK");
+        QVERIFY(named);
+        QCOMPARE(m_server.received.size(), 1);
+        const Notification straggler = m_server.received.at(0);
+        QCOMPARE(straggler.summary, QStringLiteral("run %1: rank 1 is a straggler").arg(QFileInfo(window.supervisor()->runDir()).fileName()));
+        QVERIFY2(straggler.body.startsWith(QStringLiteral("rank 1 computes ")), qPrintable(straggler.body));
+        QCOMPARE(straggler.hints.value(QStringLiteral("urgency")).toInt(), 1);
+        QSignalSpy finished(window.supervisor(), &supervisor::RunSupervisor::finished);
+        window.stopAction()->trigger();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(window.supervisor()->state(), supervisor::RunState::Stopped);
+        QTest::qWait(200);
+        QCOMPARE(m_server.received.size(), 1); // a run stopped by the user shows nothing more
+    }
 };
 
 QTEST_MAIN(TestDesktopNotifications)
