@@ -82,6 +82,7 @@ LocalRun::~LocalRun()
                                          "every rank was killed, without a final checkpoint")
                               .arg(runStateName(m_state));
         outcome.restarts = m_restarts;
+        outcome.stragglers = m_stragglers;
         outcome.worldSize = m_job.worldSize();
         outcome.metricsReceived = m_stepsReceived;
         outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;

@@ -12,6 +12,7 @@
 // following the group is in local_run.cpp; how it ends (failure, stop, kill, conclusion) in local_run_ending.cpp.
 
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QList>
 #include <QObject>
 #include <QProcessEnvironment>
@@ -91,7 +92,11 @@ public:
     // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
     qint64 processGroup() const override;
     RootCause rootCause() const override { return m_verdict.rootCause(); }
-    void recordNote(const QString& line) override { log(line); }
+    void recordStraggler(int rank, const QString& message) override
+    {
+        log(QStringLiteral("straggler: ") + message);
+        m_stragglers.append(stragglerRecord(rank, message));
+    }
 
 private:
     // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
@@ -128,6 +133,7 @@ private:
     LaunchPolicy m_policy;
     int m_masterPort = 0;
     RunDirectory m_dir;
+    QJsonArray m_stragglers;  // named during this run, for summary.json
     RunState m_state = RunState::Idle;
     std::unique_ptr<MetricServer> m_server;
     ScalarRecorder m_scalarRecorder;

@@ -255,6 +255,7 @@ void LocalRun::finishRun(RunState state)
     outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
     outcome.lastStep = m_lastScalarStep;
     outcome.lastScalars = m_lastScalars;
+    outcome.stragglers = m_stragglers;
     m_dir.removeRankLeftovers(outcome.worldSize); // every rank is gone
     // Only with the final status on disk may the run be resumed, by this process or another; without it the lock
     // stays until this process ends, and the run is then listed interrupted.

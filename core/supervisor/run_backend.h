@@ -57,9 +57,9 @@ public:
     // to follow it again. Empty when the run cannot be left running (ranks on this machine die with their
     // supervisor; a job not submitted yet or already being stopped): nothing changed then.
     virtual QString leaveRunning() { return {}; }
-    // Writes one line into the run's launcher log (logs/launcher.log) and says it as logLine(-1): what the
-    // supervisor concluded from outside the backend (a straggler named).
-    virtual void recordNote(const QString& line) = 0;
+    // A straggler named by the supervisor (straggler_detector.h): "straggler: MESSAGE" goes into the run's
+    // launcher log and out as logLine(-1), and {rank, message, time} into summary.json's "stragglers" at the end.
+    virtual void recordStraggler(int rank, const QString& message) = 0;
 
 Q_SIGNALS:
     // Every scalar recorded in RUN_DIR/scalars.csv: the trainer's metrics, a script's printed values,

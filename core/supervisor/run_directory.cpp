@@ -216,6 +216,12 @@ bool RunDirectory::writeWhole(const QString& path, const QByteArray& bytes)
     return false;
 }
 
+QJsonObject stragglerRecord(int rank, const QString& message)
+{
+    return {{QStringLiteral("rank"), rank}, {QStringLiteral("message"), message},
+            {QStringLiteral("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)}};
+}
+
 bool RunDirectory::patchSummary(const Outcome& outcome)
 {
     if (!lostReason().isEmpty()) return false; // never into a folder that took the deleted one's name
@@ -241,6 +247,7 @@ bool RunDirectory::patchSummary(const Outcome& outcome)
         for (auto it = outcome.lastScalars.cbegin(); it != outcome.lastScalars.cend(); ++it) last.insert(it.key(), it.value());
         summary.insert(QStringLiteral("last_scalars"), last);
     }
+    if (!outcome.stragglers.isEmpty()) summary.insert(QStringLiteral("stragglers"), outcome.stragglers);
     if (failed) {
         summary.insert(QStringLiteral("root_cause"), outcome.rootCause.summary());
         summary.insert(QStringLiteral("root_cause_rank"), outcome.rootCause.rank);

@@ -13,6 +13,7 @@
 // once through the write-failure handler; writing goes on, and succeeds again once there is space.
 
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QMap>
 #include <QString>
@@ -26,6 +27,9 @@
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
+
+// One entry of summary.json's "stragglers": {"rank", "message", "time" (UTC, ISO 8601)}.
+QJsonObject stragglerRecord(int rank, const QString& message);
 
 class RunDirectory
 {
@@ -81,6 +85,7 @@ public:
         bool supervisorOwnsSummary = false; // a script run: status and seconds are the supervisor's
         qint64 lastStep = -1;               // the step of the last scalar received (-1: none)
         QMap<QString, double> lastScalars;  // the last value of each scalar received
+        QJsonArray stragglers;              // stragglerRecord()s of the ranks named during the run
     };
     // Completes summary.json (atomically) with the supervisor's view; a failure overrides the status. False
     // when it could not be written (reported).

@@ -64,7 +64,7 @@ void RunSupervisor::onStepTiming(int rank, const StepTiming& timing)
         if (status.rank == named.rank) gpu = status.gpu;
     }
     const QString message = stragglerMessage(named, m_backend->job().stragglerAfterSec, gpu, m_systemNow.value(named.rank));
-    m_backend->recordNote(QStringLiteral("straggler: ") + message);
+    m_backend->recordStraggler(named.rank, message);
     Q_EMIT stragglerNamed(named.rank, message);
     Q_EMIT rankChanged(named.rank);
 }

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -493,6 +494,13 @@ private Q_SLOTS:
                  QStringLiteral("run %1: rank 1 is a straggler").arg(QFileInfo(dir).fileName()));
         QVERIFY(events.at(0).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("rank 1 computes ")));
         QCOMPARE(events.at(1).value(QStringLiteral("event")).toString(), QStringLiteral("stopped"));
+        // And in summary.json (so in the stopped event's summary too).
+        const QJsonArray stragglers = readJson(dir + QStringLiteral("/summary.json")).value(QStringLiteral("stragglers")).toArray();
+        QCOMPARE(stragglers.size(), 1);
+        QCOMPARE(stragglers.at(0).toObject().value(QStringLiteral("rank")).toInt(), 1);
+        QCOMPARE(stragglers.at(0).toObject().value(QStringLiteral("message")).toString(), events.at(0).value(QStringLiteral("message")).toString());
+        QVERIFY(!stragglers.at(0).toObject().value(QStringLiteral("time")).toString().isEmpty());
+        QCOMPARE(events.at(1).value(QStringLiteral("summary")).toObject().value(QStringLiteral("stragglers")).toArray(), stragglers);
     }
 
     void aStragglerTimeOutOfRangeIsRefused()

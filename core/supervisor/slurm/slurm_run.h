@@ -26,6 +26,7 @@
 // (slurm_launch_record.h).
 
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QFutureWatcher>
 #include <QMap>
 #include <QTimer>
@@ -95,7 +96,11 @@ public:
     QList<RankStatus> ranks() const override { return m_ranks; }
     qint64 processGroup() const override { return 0; }
     RootCause rootCause() const override { return m_verdict.rootCause(); }
-    void recordNote(const QString& line) override { log(line); }
+    void recordStraggler(int rank, const QString& message) override
+    {
+        log(QStringLiteral("straggler: ") + message);
+        m_stragglers.append(stragglerRecord(rank, message));
+    }
 
     QString jobId() const override { return m_jobId; }
     // Slurm's last word on the job ("PENDING (Resources)", "RUNNING"), empty before the first answer.
@@ -131,6 +136,7 @@ private:
     JobSpec m_job;
     PreflightResult m_checked;
     RunDirectory m_dir;
+    QJsonArray m_stragglers;  // named during this run, for summary.json
     RunState m_state = RunState::Idle;
     SlurmClient m_client;
     QString m_jobId;

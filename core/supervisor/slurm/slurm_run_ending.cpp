@@ -86,6 +86,7 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     outcome.supervisorOwnsSummary = m_job.isScript();
     outcome.lastStep = m_lastScalarStep;
     outcome.lastScalars = m_lastScalars;
+    outcome.stragglers = m_stragglers;
     m_dir.removeRankLeftovers(outcome.worldSize); // the job has ended
     m_dir.patchSummary(outcome);
     if (state == RunState::Failed) {
