@@ -63,6 +63,19 @@ QString AppendingFile::rotate()
     return open(m_path, &error) ? QString() : error;
 }
 
+bool AppendingFile::openCsv(const QString& path, const QByteArray& header, QString* error)
+{
+    if (!open(path, error)) return false;
+    const QByteArray start = m_size == 0 ? header + '\n' : lastByte() != '\n' ? QByteArray("\n") : QByteArray();
+    if (const QString failed = append(start); !failed.isEmpty()) {
+        if (error) *error = failed;
+        close();
+        return false;
+    }
+    if (error) error->clear();
+    return true;
+}
+
 QString AppendingFile::append(const QByteArray& bytes)
 {
     if (m_fd < 0) return QStringLiteral("not open");

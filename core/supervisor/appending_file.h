@@ -35,6 +35,10 @@ public:
 
     // Appends all of BYTES or nothing. Empty when written; else the system's reason ("No space left on device").
     QString append(const QByteArray& bytes);
+    // Opens a CSV file that rows are appended to (scalars.csv, system.csv): HEADER and a newline when it is new or
+    // empty, a newline when its last row was cut short (a kill mid-write), so the next row never joins that one.
+    // False with *error set (and the file closed) when it cannot be opened or started.
+    bool openCsv(const QString& path, const QByteArray& header, QString* error);
 
 private:
     QString rotate();

@@ -42,21 +42,7 @@ ScalarBatch scalarsOf(const EvalMetric& metric)
 
 bool ScalarRecorder::open(const QString& runDir)
 {
-    if (!m_file.open(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)), &m_error)) return false;
-    QByteArray start;
-    if (m_file.size() == 0) {
-        start = QByteArray(kScalarsHeader) + '\n';
-    } else if (m_file.lastByte() != '\n') {
-        // A row cut short (the process was killed mid-write) must not swallow the next one.
-        start = "\n";
-    }
-    if (const QString failed = m_file.append(start); !failed.isEmpty()) {
-        m_error = failed;
-        m_file.close();
-        return false;
-    }
-    m_error.clear();
-    return true;
+    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)), kScalarsHeader, &m_error);
 }
 
 bool ScalarRecorder::append(const ScalarBatch& scalars)

@@ -14,17 +14,7 @@ constexpr int kValueDigits = 17;      // every double reads back exactly (as sca
 
 bool SystemRecorder::open(const QString& runDir)
 {
-    if (!m_file.open(QDir(runDir).filePath(QString::fromLatin1(protocol::kSystemFile)), &m_error)) return false;
-    QByteArray start;
-    if (m_file.size() == 0) start = QByteArray(protocol::kSystemHeader) + '\n';
-    else if (m_file.lastByte() != '\n') start = "\n"; // a row cut short by a kill must not swallow the next one
-    if (const QString failed = m_file.append(start); !failed.isEmpty()) {
-        m_error = failed;
-        m_file.close();
-        return false;
-    }
-    m_error.clear();
-    return true;
+    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(protocol::kSystemFile)), protocol::kSystemHeader, &m_error);
 }
 
 bool SystemRecorder::append(const QList<SystemSample>& samples)
