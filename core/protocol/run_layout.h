@@ -1,8 +1,9 @@
 #pragma once
-// Names in a run directory that the trainer writes and the runs library reads, declared once for both (no Qt, no
-// LibTorch). The best checkpoint (--keep-best, core/trainer/best_checkpoint.h): checkpoints/best.pt, a hard link to
-// the best step's file (a copy on a file system without hard links), and checkpoints/best.json, {"metric", "mode", "step", "value", "checkpoint"} where
-// "checkpoint" is that file's name in checkpoints/. See docs/run-directory.md.
+// Names in a run directory that the trainer and the launcher write and the runs library reads, declared once for
+// all of them (no Qt, no LibTorch). The best checkpoint (--keep-best, core/trainer/best_checkpoint.h):
+// checkpoints/best.pt, a hard link to the best step's file (a copy on a file system without hard links), and
+// checkpoints/best.json, {"metric", "mode", "step", "value", "checkpoint"} where "checkpoint" is that file's name
+// in checkpoints/. The launcher's system metrics: system.csv and tb/system/ (below). See docs/run-directory.md.
 
 namespace ringmaster::protocol {
 
