@@ -206,6 +206,7 @@ JobForm::JobForm(QWidget* parent)
         // Each kind's own default hang detection: off for a script (it need not print regularly), on for the trainer.
         m_heartbeat->setValue(isScript() ? kHangDetectionOff : std::max(m_heartbeat->value(), supervisor::kDefaultHeartbeatTimeoutSec));
         showKind();
+        showWhere(); // hang detection under Slurm depends on the kind
         revalidate();
     });
     m_probeDebounce.setSingleShot(true);
@@ -257,7 +258,9 @@ void JobForm::showWhere()
     m_slurm->setVisible(slurm);
     m_slurm->setActive(slurm);
     setApplies(m_maxRestarts, !slurm, tr("Not used under Slurm: Ringmaster does not restart a Slurm job"));
-    setApplies(m_heartbeat, !slurm, tr("Not used under Slurm: the job is followed through Slurm's queue and its tasks' logs"));
+    // Under Slurm the trainer's heartbeats reach this machine over TCP and are watched; a script's tasks send none.
+    setApplies(m_heartbeat, !slurm || !isScript(),
+               tr("Not used under Slurm for a script: its tasks send no heartbeats (they are followed through their logs)"));
 }
 
 bool JobForm::isScript() const

@@ -78,6 +78,26 @@ QJsonArray commandRanks(const QString& runDir)
     return slurmtest::readJson(runDir + QStringLiteral("/commands.json")).value(QStringLiteral("ranks")).toArray();
 }
 
+// The pid of the trainer task of RANK (Slurm's SLURM_PROCID) whose run directory is RUN_DIR, or 0.
+qint64 taskPid(const QString& runDir, int rank)
+{
+    QProcess pgrep;
+    pgrep.start(QStringLiteral("pgrep"), {QStringLiteral("-f"), runDir + QStringLiteral("/job.json")});
+    pgrep.waitForFinished();
+    for (const QByteArray& line : pgrep.readAllStandardOutput().split('\n')) {
+        const qint64 pid = line.trimmed().toLongLong();
+        QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
+        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+        if (pid <= 0 || !comm.open(QIODevice::ReadOnly) || !comm.readAll().startsWith("ringmaster-trai") ||
+            !environ.open(QIODevice::ReadOnly)) {
+            continue; // srun, a shell of the batch script, or gone
+        }
+        const QList<QByteArray> variables = environ.readAll().split('\0');
+        if (variables.contains("SLURM_PROCID=" + QByteArray::number(rank))) return pid;
+    }
+    return 0;
+}
+
 // Waits until squeue no longer lists the job (COMPLETING clears within Slurm's own epilog).
 bool queueEmpties(const QString& jobId)
 {
@@ -369,6 +389,40 @@ private Q_SLOTS:
         QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
         QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(-1), 1);
         QVERIFY(queueEmpties(jobIdIn(launch.output)));
+    }
+
+    // A task that stops (SIGSTOP) while its heartbeats reach the launcher over the socket: after --heartbeat-timeout
+    // it is named hung, the `hung` event goes out, the job is cancelled and the run fails with that rank as the cause.
+    void aHungTaskIsNamedAndItsJobCancelled()
+    {
+        REQUIRE_SLURM_FOR(kRealEntry);
+        QTemporaryDir notified;
+        LaunchProcess launch;
+        launch.start(trainerArguments(test::notifyArguments(notified.path()) +
+                                      QStringList{QStringLiteral("--epochs"), QStringLiteral("200"), QStringLiteral("--heartbeat-timeout"),
+                                                  QStringLiteral("4")}));
+        QVERIFY2(launch.waitForOutput(QStringLiteral(" samples/s "), kRunTimeoutMs), qPrintable(launch.output));
+        const QString jobId = jobIdIn(launch.output);
+        slurmtest::JobGuard guard{SlurmClient(), jobId};
+        const qint64 pid = taskPid(launch.runDir(), 1);
+        QVERIFY2(pid > 0, "rank 1's task is on this node");
+        QCOMPARE(::kill(static_cast<pid_t>(pid), SIGSTOP), 0);
+        QVERIFY2(launch.finish(kRunTimeoutMs), qPrintable(launch.output));
+        QVERIFY2(launch.process.exitCode() == 1, qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("FAILED: rank 1 stopped heartbeating for 4 s (hung; silent ranks: 1)")),
+                 qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("cancelling Slurm job %1 (scancel)").arg(jobId)), qPrintable(launch.output));
+        const QList<QJsonObject> events = test::notifiedEvents(notified.path());
+        QCOMPARE(events.size(), 2);
+        QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("hung"));
+        QCOMPARE(events.at(0).value(QStringLiteral("rank")).toInt(-1), 1);
+        QCOMPARE(events.at(0).value(QStringLiteral("job_id")).toString(), jobId);
+        QCOMPARE(events.at(1).value(QStringLiteral("event")).toString(), QStringLiteral("failed"));
+        const QJsonObject summary = slurmtest::readJson(launch.runDir() + QStringLiteral("/summary.json"));
+        QCOMPARE(summary.value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+        QCOMPARE(summary.value(QStringLiteral("root_cause_rank")).toInt(-1), 1);
+        QVERIFY(queueEmpties(jobId));
+        QVERIFY(slurmtest::pollUntil([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(pid)); }, slurmtest::kJobDeadlineMs));
     }
 
     // The launcher dies (SIGKILL: no chance to cancel anything); the job runs on; --attach follows it

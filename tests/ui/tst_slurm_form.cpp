@@ -185,9 +185,14 @@ private Q_SLOTS:
         // Choosing a partition is written.
         form.slurmFields()->partitionBox()->setCurrentIndex(form.slurmFields()->partitionBox()->findData(QStringLiteral("gpu")));
         QCOMPARE(form.job(QStringLiteral("cpu"), 4, {}).slurm.partition, QStringLiteral("gpu"));
-        // Restarts and hang detection are this machine's: greyed out, the tooltip says why.
+        // The built-in trainer's heartbeats reach the launcher from the nodes: hang detection applies under Slurm; a
+        // script's tasks send none, so for a script it is greyed out, the tooltip saying why.
+        QVERIFY(form.heartbeatBox()->isEnabled());
+        form.kindBox()->setCurrentIndex(1);
         QVERIFY(!form.heartbeatBox()->isEnabled());
-        QVERIFY(form.heartbeatBox()->toolTip().contains(QStringLiteral("Not used under Slurm")));
+        QVERIFY(form.heartbeatBox()->toolTip().contains(QStringLiteral("Not used under Slurm for a script")));
+        form.kindBox()->setCurrentIndex(0);
+        QVERIFY(form.heartbeatBox()->isEnabled());
         // Back to this machine: no Slurm request, the fields apply again with their own tooltips.
         form.whereBox()->setCurrentIndex(0);
         QVERIFY(!form.job(QStringLiteral("cpu"), 2, {}).slurm.enabled);

@@ -142,6 +142,8 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
         m_sinceSocketFrame.restart();
         if (rank < 0 || rank >= m_ranks.size()) return;
         RankStatus& status = m_ranks[rank];
+        if (m_sinceBeat.size() < static_cast<std::size_t>(m_ranks.size())) m_sinceBeat.resize(static_cast<std::size_t>(m_ranks.size()));
+        m_sinceBeat[static_cast<std::size_t>(rank)].restart();
         if (step >= 0) status.step = step;
         if (!phase.isEmpty()) status.phase = phase;
         if (timing.valid()) status.timing = timing;
@@ -369,6 +371,9 @@ void SlurmRun::onPolled()
         log(QStringLiteral("Slurm job %1: %2").arg(m_jobId, text));
     }
     if (status.state == SlurmJobState::Running) sawTasksRunning();
+    // Not running now (requeued, pending again, completing): its tasks are gone, so their silence is no hang; the
+    // next start's heartbeats start the clocks again.
+    else for (QElapsedTimer& beat : m_sinceBeat) beat.invalidate();
     if (status.isFinal()) conclude(status);
 }
 
@@ -418,6 +423,7 @@ void SlurmRun::follow()
                       .arg(m_liveTransport).arg(kSocketSilenceMs / 1000).arg(runDir()));
     }
     if (m_followCsv) followCsv();
+    watchForHang();
 }
 
 void SlurmRun::followCsv()

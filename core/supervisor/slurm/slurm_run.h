@@ -119,6 +119,9 @@ private:
     void tasksReportOverTheSocket();
     void follow();
     void followCsv();
+    // A rank whose heartbeats reached this host and then stayed away for --heartbeat-timeout is hung: it becomes the
+    // root cause and the job is cancelled (slurm_run_ending.cpp). Ranks that never reached this host are not judged.
+    void watchForHang();
     void conclude(const SlurmJobStatus& status);
     void judgeFailure(const SlurmJobStatus& status);
     void onStep(const StepMetric& metric, bool overSocket);
@@ -163,6 +166,8 @@ private:
     bool m_followCsv = false;
     QString m_liveTransport;                // how rank 0 connected ("this host's socket", "TCP from ..."), or empty
     QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket or TCP (or since running)
+    std::vector<QElapsedTimer> m_sinceBeat; // per rank, since its last heartbeat (invalid before its first)
+    RootCause m_hung;                       // the rank declared hung (rank -1: none)
     qint64 m_lastStep = -1;                 // the step gate (socket and CSV)
     qint64 m_lastEvalStep = -1;
     qint64 m_rank0Pid = 0;

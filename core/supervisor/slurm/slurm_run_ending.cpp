@@ -53,6 +53,10 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     const QString reported = m_job.isScript() ? QString() : (m_finalStatus.isEmpty() ? m_dir.summaryStatus() : m_finalStatus);
     if (reported == QLatin1String(protocol::kStatusCompleted)) {
         state = RunState::Completed;
+    } else if (m_hung.rank >= 0) {
+        // Cancelled by this launcher for the hang, whatever Slurm calls it and whatever the other ranks wrote on the
+        // way out (the cancel's SIGTERM has the trainer write "stopped").
+        m_verdict.setRootCause(m_hung);
     } else if (m_stopRequested || reported == QLatin1String(protocol::kStatusStopped)) {
         state = RunState::Stopped;
     } else if (status.state == SlurmJobState::Completed) {
@@ -76,6 +80,7 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
             rank.exitCode = failure.exitCode;
             rank.exitSignal = failure.exitSignal;
         }
+        if (rank.rank == m_hung.rank) rank.state = RankState::Hung;
         Q_EMIT rankChanged(rank.rank);
     }
     RunDirectory::Outcome outcome;
@@ -100,6 +105,36 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     }
     setState(state);
     Q_EMIT finished(state);
+}
+
+void SlurmRun::watchForHang()
+{
+    if (m_hung.rank >= 0 || m_stopRequested || m_cancelSent || m_state != RunState::Running || m_job.isScript()) return;
+    if (!m_queueText.startsWith(QLatin1String("RUNNING"))) return; // Slurm's latest word: the tasks run now
+    const auto limitMs = static_cast<qint64>(m_job.heartbeatTimeoutSec * 1000);
+    if (limitMs <= 0) return;
+    int culprit = -1;
+    qint64 longest = -1;
+    QStringList silent;
+    for (std::size_t r = 0; r < m_sinceBeat.size(); ++r) {
+        if (!m_sinceBeat[r].isValid() || m_sinceBeat[r].elapsed() <= limitMs) continue;
+        silent << QString::number(r);
+        if (m_sinceBeat[r].elapsed() > longest) {
+            longest = m_sinceBeat[r].elapsed();
+            culprit = static_cast<int>(r);
+        }
+    }
+    if (culprit < 0) return;
+    m_hung.rank = culprit;
+    m_hung.reason = QStringLiteral("stopped heartbeating for %1 s (hung; silent ranks: %2)")
+                        .arg(m_job.heartbeatTimeoutSec).arg(silent.join(QStringLiteral(", ")));
+    if (static_cast<std::size_t>(culprit) < m_lastLines.size()) m_hung.lastLines = m_lastLines[static_cast<std::size_t>(culprit)];
+    m_verdict.setRootCause(m_hung);
+    m_ranks[culprit].state = RankState::Hung;
+    Q_EMIT rankChanged(culprit); // the run's `hung` event (run_event.h)
+    log(QStringLiteral("rank %1 %2: cancelling Slurm job %3 (scancel)").arg(culprit).arg(m_hung.reason, m_jobId));
+    m_cancelSent = true;
+    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
 }
 
 void SlurmRun::judgeFailure(const SlurmJobStatus& status)
