@@ -5,6 +5,9 @@
 // checkpoints/best.json, {"metric", "mode", "step", "value", "checkpoint"} where "checkpoint" is that file's name
 // in checkpoints/. The launcher's system metrics: system.csv and tb/system/ (below). See docs/run-directory.md.
 
+#include <string>
+#include <string_view>
+
 namespace ringmaster::protocol {
 
 // The run's outcome, written when it ends (by the trainer or the launcher): status, steps, last values.
@@ -24,5 +27,9 @@ inline constexpr const char* kSystemHeader = "wall_time,rank,name,value";
 inline constexpr const char* kSystemTensorBoardFolder = "tb/system";
 // A sample's series, in exports and TensorBoard alike: this prefix, the rank, '/', the name ("system/rank3/cpu_percent").
 inline constexpr const char* kSystemSeriesPrefix = "system/rank";
+inline std::string systemSeriesName(int rank, std::string_view name)
+{
+    return kSystemSeriesPrefix + std::to_string(rank) + '/' + std::string(name);
+}
 
 } // namespace ringmaster::protocol

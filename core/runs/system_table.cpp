@@ -11,11 +11,6 @@
 
 namespace ringmaster::runs {
 
-QString systemSeriesName(int rank, const QString& name)
-{
-    return QLatin1String(protocol::kSystemSeriesPrefix) + QString::number(rank) + QLatin1Char('/') + name;
-}
-
 ScalarTable readRunSystem(const QString& dir)
 {
     ScalarTable table;
@@ -42,7 +37,7 @@ ScalarTable readRunSystem(const QString& dir)
             table.problems << QStringLiteral("%1 line %2 unreadable").arg(file).arg(line);
             continue;
         }
-        const QString name = systemSeriesName(static_cast<int>(*rank), QString::fromUtf8(row[nameColumn]));
+        const QString name = QString::fromStdString(protocol::systemSeriesName(static_cast<int>(*rank), row[nameColumn].toStdString()));
         table.records.append({run, samplesOf[name]++, wallTime, name, *value});
     }
     table.problems += csv.problems();

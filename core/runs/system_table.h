@@ -13,7 +13,4 @@ namespace ringmaster::runs {
 
 ScalarTable readRunSystem(const QString& dir);
 
-// "system/rank3/cpu_percent".
-QString systemSeriesName(int rank, const QString& name);
-
 } // namespace ringmaster::runs

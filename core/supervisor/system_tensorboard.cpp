@@ -13,11 +13,6 @@ namespace ringmaster::supervisor {
 
 namespace tb = protocol::tensorboard;
 
-QString systemTag(int rank, const QString& name)
-{
-    return QLatin1String(protocol::kSystemSeriesPrefix) + QString::number(rank) + QLatin1Char('/') + name;
-}
-
 bool SystemTensorBoard::open(double wallTime)
 {
     const QString folder = QDir(m_runDir).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder));
@@ -52,9 +47,8 @@ bool SystemTensorBoard::append(const QList<SystemSample>& samples)
     if (!m_file.isOpen() && !open(samples.first().wallTime)) return false;
     std::string records;
     for (const SystemSample& sample : samples) {
-        const QByteArray tag = systemTag(sample.rank, sample.name).toUtf8();
-        records += tb::frameRecord(tb::encodeScalarEvent(sample.wallTime, static_cast<std::int64_t>(std::floor(sample.wallTime)),
-                                                         std::string_view(tag.constData(), static_cast<std::size_t>(tag.size())),
+        const std::string tag = protocol::systemSeriesName(sample.rank, sample.name.toStdString()); // as exports name it
+        records += tb::frameRecord(tb::encodeScalarEvent(sample.wallTime, static_cast<std::int64_t>(std::floor(sample.wallTime)), tag,
                                                          static_cast<float>(sample.value)));
     }
     if (const QString failed = m_file.append(QByteArray(records.data(), static_cast<qsizetype>(records.size()))); !failed.isEmpty()) {

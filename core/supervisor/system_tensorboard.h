@@ -31,7 +31,4 @@ private:
     QString m_error;
 };
 
-// "system/rank3/cpu_percent": the tag of a sample, the name `ringmaster-runs export` gives its series.
-QString systemTag(int rank, const QString& name);
-
 } // namespace ringmaster::supervisor
