@@ -33,15 +33,6 @@ QString milliseconds(const supervisor::StepTiming& timing, double value)
 void RankTable::update(const QList<supervisor::RankStatus>& ranks)
 {
     setRowCount(static_cast<int>(ranks.size()));
-    int slowest = -1;
-    int timed = 0;
-    for (int row = 0; row < ranks.size(); ++row) {
-        const auto& timing = ranks.at(row).timing;
-        if (!timing.valid()) continue;
-        ++timed;
-        if (slowest < 0 || timing.computeMs > ranks.at(slowest).timing.computeMs) slowest = row;
-    }
-    if (timed < 2) slowest = -1;
     for (int row = 0; row < ranks.size(); ++row) {
         const auto& r = ranks.at(row);
         const bool running = r.state == supervisor::RankState::Running || r.state == supervisor::RankState::Starting;
@@ -74,7 +65,7 @@ void RankTable::update(const QList<supervisor::RankStatus>& ranks)
             cellItem->setText(values.at(column));
             cellItem->setBackground(background);
             QFont font = cellItem->font();
-            font.setBold(column == kComputeMs && row == slowest);
+            font.setBold(column == kComputeMs && r.slowest);
             cellItem->setFont(font);
         }
         item(row, kState)->setToolTip(r.straggler ? tr("Computes at least %1x slower than the other ranks: they wait for it")

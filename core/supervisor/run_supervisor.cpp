@@ -148,7 +148,11 @@ qint64 RunSupervisor::rejectedConnections() const { return m_backend ? m_backend
 QList<RankStatus> RunSupervisor::ranks() const
 {
     QList<RankStatus> ranks = m_backend ? m_backend->ranks() : QList<RankStatus>{};
-    for (RankStatus& status : ranks) status.straggler = m_stragglers.isStraggler(status.rank);
+    const int slowest = m_stragglers.slowest().rank; // the launcher's line names the same one
+    for (RankStatus& status : ranks) {
+        status.straggler = m_stragglers.isStraggler(status.rank);
+        status.slowest = status.rank == slowest;
+    }
     return ranks;
 }
 qint64 RunSupervisor::processGroup() const { return m_backend ? m_backend->processGroup() : 0; }

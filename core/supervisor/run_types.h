@@ -81,7 +81,8 @@ struct RankStatus
     int exitSignal = 0;       // non-zero when killed by a signal
     qint64 peakRssKiB = -1;   // peak resident memory seen (VmHWM), -1 before the first sample
     StepTiming timing;        // from its latest heartbeat that had timed steps
-    bool straggler = false;   // named by the straggler watch (straggler_watch.h) and not recovered since
+    bool straggler = false;   // named a straggler (straggler_detector.h) and not back in line since
+    bool slowest = false;     // computes longest per step lately (two ranks or more with timings)
 };
 
 // Why a run failed: the first rank that failed, how, and its last log lines.
