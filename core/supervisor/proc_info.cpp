@@ -14,7 +14,8 @@ namespace {
 
 constexpr int kMaxAncestry = 64;
 
-// The fields of /proc/PID/stat after "(comm)", which may itself hold spaces and parentheses.
+} // namespace
+
 QList<QByteArray> statFields(qint64 pid)
 {
     QFile file(QStringLiteral("/proc/%1/stat").arg(pid));
@@ -24,8 +25,6 @@ QList<QByteArray> statFields(qint64 pid)
     if (close < 0) return {};
     return text.mid(close + 2).split(' ');
 }
-
-} // namespace
 
 QChar state(qint64 pid)
 {

@@ -12,6 +12,9 @@
 
 namespace ringmaster::supervisor::proc {
 
+// The fields of /proc/PID/stat after "(comm) " (the name may itself hold spaces and parentheses): field 0 is the
+// state, 1 the parent, 11 and 12 utime and stime, 17 the threads, 21 the resident pages. Empty when the process is gone.
+QList<QByteArray> statFields(qint64 pid);
 // The state letter of /proc/PID/stat (R, S, D, T, Z, …); '?' when the process is gone.
 QChar state(qint64 pid);
 // The parent's pid; 0 when the process is gone.

@@ -1,5 +1,7 @@
 #include "process_usage.h"
 
+#include "proc_info.h"
+
 #include <QByteArray>
 #include <QDir>
 #include <QFile>
@@ -19,15 +21,9 @@ struct ProcessRecord
     int threads = 0;
 };
 
-bool readRecord(const QString& pid, ProcessRecord* record)
+bool readRecord(qint64 pid, ProcessRecord* record)
 {
-    QFile file(QStringLiteral("/proc/") + pid + QStringLiteral("/stat"));
-    if (!file.open(QIODevice::ReadOnly)) return false;
-    const QByteArray text = file.readAll();
-    const qsizetype close = text.lastIndexOf(')');
-    if (close < 0) return false;
-    // After "(comm) ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
-    const QList<QByteArray> fields = text.mid(close + 2).split(' ');
+    const QList<QByteArray> fields = statFields(pid);
     if (fields.size() < 22) return false;
     static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
     static const qint64 pageKiB = ::sysconf(_SC_PAGESIZE) / 1024;
@@ -86,7 +82,7 @@ bool walkTrees(const QList<qint64>& roots, QHash<qint64, ProcessUsage>* usage)
         while (!pending.isEmpty() && visited++ < 100000) {
             const qint64 pid = pending.takeLast();
             ProcessRecord record;
-            if (!readRecord(QString::number(pid), &record)) continue; // gone meanwhile
+            if (!readRecord(pid, &record)) continue; // gone meanwhile
             if (!childrenOf(pid, &pending)) return false;
             add(record, pid, &sum);
         }
@@ -109,7 +105,7 @@ QHash<qint64, ProcessUsage> treeUsage(const QList<qint64>& roots, TreeWalk walk)
         bool number = false;
         const qint64 pid = entry.toLongLong(&number);
         ProcessRecord record;
-        if (number && readRecord(entry, &record)) records.insert(pid, record);
+        if (number && readRecord(pid, &record)) records.insert(pid, record);
     }
     for (auto it = records.cbegin(); it != records.cend(); ++it) {
         // The root this process descends from, if any (a rank never descends from another rank).
