@@ -120,18 +120,15 @@ void GradientSynchronizer::launchReadyBuckets()
 {
     // Strictly in bucket order: a full bucket waits for every bucket before it, so the sequence of
     // collectives is the same on every rank whatever order the hooks fired in.
-    while (m_nextBucket < m_buckets.size() && m_buckets[m_nextBucket].pending == 0) launch(m_nextBucket++);
+    while (m_nextBucket < m_buckets.size() && m_buckets[m_nextBucket].pending == 0) {
+        const auto started = std::chrono::steady_clock::now();
+        launch(m_nextBucket++);
+        m_launchSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
 }
 
 void GradientSynchronizer::launch(std::size_t bucketIndex)
 {
-    const auto started = std::chrono::steady_clock::now();
-    struct AddTime
-    {
-        std::chrono::steady_clock::time_point started;
-        double* total;
-        ~AddTime() { *total += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); }
-    } addTime{started, &m_launchSeconds};
     auto& bucket = m_buckets[bucketIndex];
     if (m_sharedMemory) {
         // Synchronous: same-host peers reach the same bucket at about the same time, and there is no
