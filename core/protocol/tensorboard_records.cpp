@@ -1,9 +1,34 @@
 #include "tensorboard_records.h"
 
 #include <array>
+#include <charconv>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+
+#include <unistd.h>
 
 namespace ringmaster::protocol::tensorboard {
+
+std::string nextEventFilePath(const std::string& folder)
+{
+    long long seconds = static_cast<long long>(std::time(nullptr));
+    std::error_code error;
+    const std::string prefix = kEventFilePrefix;
+    for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        long long existing = 0;
+        const auto [rest, parsed] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), existing);
+        if (parsed == std::errc() && existing >= seconds) seconds = existing + 1;
+    }
+    constexpr std::size_t kHostNameBytes = 256;
+    char host[kHostNameBytes] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+    const std::string name = prefix + std::to_string(seconds) + "." + host + "." + std::to_string(static_cast<long>(::getpid()));
+    return (std::filesystem::path(folder) / name).string();
+}
 namespace {
 
 constexpr std::uint32_t kCastagnoliReflected = 0x82F63B78u;

@@ -44,6 +44,12 @@ inline constexpr std::uint64_t kMaxRecordDataBytes = 4u * 1024 * 1024;
 // A length past this is read as lost framing even when its checksum passes (and sizes never overflow).
 inline constexpr std::uint64_t kMaxPlausibleRecordDataBytes = std::uint64_t{1} << 48;
 
+// The path of a new event file in FOLDER, named as TensorBoard's own writers name theirs
+// (events.out.tfevents.<unix seconds>.<host>.<pid>), its seconds past those of every event file already there:
+// TensorBoard reads a folder's files in name order, so this one is read last (after a resume's cut file from the
+// same second, or a pid with more digits). The trainer's tb/ and the launcher's tb/system/ both name files so.
+std::string nextEventFilePath(const std::string& folder);
+
 // CRC-32C of data, continuing from crc (0 for a fresh checksum).
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc = 0);
 std::uint32_t maskCrc(std::uint32_t crc);

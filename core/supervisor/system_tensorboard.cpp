@@ -1,10 +1,8 @@
 #include "system_tensorboard.h"
 
 #include <QDir>
-#include <QHostInfo>
 
 #include <cmath>
-#include <unistd.h>
 
 #include "../protocol/run_layout.h"
 #include "../protocol/tensorboard_records.h"
@@ -20,18 +18,7 @@ bool SystemTensorBoard::open(double wallTime)
         m_error = QStringLiteral("cannot create %1").arg(folder);
         return false;
     }
-    // TensorBoard reads a folder's files in name order: this one's seconds are past every earlier file's.
-    qint64 seconds = static_cast<qint64>(wallTime);
-    const QString prefix = QString::fromLatin1(tb::kEventFilePrefix);
-    for (const QString& name : QDir(folder).entryList({prefix + QLatin1Char('*')}, QDir::Files)) {
-        bool number = false;
-        const qint64 existing = name.mid(prefix.size()).section(QLatin1Char('.'), 0, 0).toLongLong(&number);
-        if (number && existing >= seconds) seconds = existing + 1;
-    }
-    QString host = QHostInfo::localHostName();
-    if (host.isEmpty()) host = QStringLiteral("localhost");
-    const QString path = QDir(folder).filePath(prefix + QStringLiteral("%1.%2.%3").arg(seconds).arg(host).arg(::getpid()));
-    if (!m_file.open(path, &m_error)) return false;
+    if (!m_file.open(QString::fromStdString(tb::nextEventFilePath(folder.toStdString())), &m_error)) return false;
     const std::string version = tb::frameRecord(tb::encodeFileVersionEvent(wallTime));
     if (const QString failed = m_file.append(QByteArray(version.data(), static_cast<qsizetype>(version.size()))); !failed.isEmpty()) {
         m_error = failed;

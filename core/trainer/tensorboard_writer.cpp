@@ -1,10 +1,8 @@
 #include "tensorboard_writer.h"
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -19,36 +17,11 @@ namespace tb = ringmaster::protocol::tensorboard;
 namespace ringmaster::trainer {
 namespace {
 
-constexpr int kHostNameBytes = 256;
 constexpr mode_t kFileMode = 0644;
 
 double unixSecondsNow()
 {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string hostName()
-{
-    char name[kHostNameBytes] = {};
-    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-    return name;
-}
-
-// TensorBoard reads a folder's event files in name order, so this run's must sort after every earlier one (a
-// resume's cut file from the same second, a pid with more digits): its seconds are past the newest file's.
-long long secondsAfterEveryFileIn(const std::filesystem::path& folder)
-{
-    long long seconds = static_cast<long long>(std::time(nullptr));
-    std::error_code error;
-    const std::string prefix = tb::kEventFilePrefix;
-    for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-        const std::string name = it->path().filename().string();
-        if (name.rfind(prefix, 0) != 0) continue;
-        long long existing = 0;
-        const auto [rest, parsed] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), existing);
-        if (parsed == std::errc() && existing >= seconds) seconds = existing + 1;
-    }
-    return seconds;
 }
 
 } // namespace
@@ -58,9 +31,7 @@ std::unique_ptr<TensorBoardWriter> TensorBoardWriter::forRunDir(const std::strin
     const std::filesystem::path folder = std::filesystem::path(runDir) / kTensorBoardDir;
     std::error_code error;
     std::filesystem::create_directories(folder, error); // a failure shows as the open's error below
-    const std::string name = std::string(tb::kEventFilePrefix) + std::to_string(secondsAfterEveryFileIn(folder)) + "." +
-                             hostName() + "." + std::to_string(static_cast<long>(::getpid()));
-    return std::make_unique<TensorBoardWriter>((folder / name).string());
+    return std::make_unique<TensorBoardWriter>(tb::nextEventFilePath(folder.string()));
 }
 
 TensorBoardWriter::TensorBoardWriter(std::string path) : m_path(std::move(path))
