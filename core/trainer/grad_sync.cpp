@@ -35,12 +35,18 @@ GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters
         groups.back().push_back(i);
         bytes += paramBytes;
     }
-    for (const auto& group : groups) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const auto& group = groups[g];
         Bucket bucket;
         std::int64_t offset = 0;
         for (const std::size_t index : group) {
             m_slots[index] = Slot{m_buckets.size(), offset, m_parameters[index].numel(), 0};
             offset += m_parameters[index].numel();
+        }
+        bucket.gradientCount = offset;
+        if (g + 1 == groups.size()) {
+            m_carriedRoom = std::max<std::int64_t>(options.carriedValues, 0);
+            offset += m_carriedRoom;
         }
         bucket.flat = torch::zeros({offset}, m_parameters[group.front()].options().requires_grad(false));
         bucket.members = group;
@@ -88,6 +94,23 @@ void GradientSynchronizer::prepare()
     m_nextBucket = 0;
     m_failure = nullptr;
     m_launchSeconds = 0.0;
+    m_carriedCount = 0;
+}
+
+bool GradientSynchronizer::carry(const torch::Tensor& values)
+{
+    if (m_buckets.empty() || values.numel() > m_carriedRoom) return false;
+    torch::NoGradGuard noGrad;
+    auto& last = m_buckets.back();
+    m_carriedCount = values.numel();
+    last.flat.narrow(0, last.gradientCount, m_carriedCount).copy_(values.reshape({-1}));
+    return true;
+}
+
+torch::Tensor GradientSynchronizer::carried() const
+{
+    const auto& last = m_buckets.back();
+    return last.flat.narrow(0, last.gradientCount, m_carriedCount);
 }
 
 void GradientSynchronizer::onGradientReady(std::size_t parameterIndex, const torch::Tensor& gradient)
@@ -212,7 +235,7 @@ void GradientSynchronizer::finish()
     const double worldSize = m_communicator.worldSize();
     for (auto& bucket : m_buckets) {
         waitWork(bucket.work, "gradient all-reduce");
-        bucket.flat.div_(worldSize);
+        bucket.flat.narrow(0, 0, bucket.gradientCount).div_(worldSize); // carried values stay sums
         for (const std::size_t index : bucket.members) {
             auto& grad = m_parameters[index].mutable_grad();
             // No rank used it: no gradient, as PyTorch DDP leaves it. Otherwise the gradient is the bucket's

@@ -8,6 +8,9 @@
 // optimizer reads the bucket, and no gradient is copied back). compat::zeroGrad drops those views before the
 // next backward.
 //
+// A few values every rank must sum each step (the trainer's loss and stop flag) ride at the end of the last
+// bucket to launch (carry()): one collective a step instead of two, so ranks meet once a step, not twice.
+//
 // A parameter that gets no gradient in a step (a forward that skips a layer depending on the data or the
 // rank) never fires its hook, so its bucket is never full. As in PyTorch DDP: by default finish() throws
 // naming those parameters; with findUnusedParameters it marks them ready with zero gradients, so every
@@ -33,6 +36,7 @@ struct GradSyncOptions
     bool sharedMemory = true; // same-host CPU ranks reduce through ShmAllreduce instead of the backend
     bool findUnusedParameters = false;
     std::chrono::milliseconds timeout{300000};
+    std::int64_t carriedValues = 0; // room for carry() at the end of the last bucket
 };
 
 class GradientSynchronizer
@@ -50,6 +54,13 @@ public:
     // Call after backward: every parameter's .grad then holds the all-rank mean. Throws UsageError
     // naming the parameters that got no gradient on this rank, unless findUnusedParameters.
     void finish();
+    // After backward starts no earlier than this call, and before finish(): values (at most
+    // GradSyncOptions::carriedValues, any float type, on the parameters' device) are summed across ranks along
+    // with the last bucket; carried() then returns the sums (a view into the bucket, valid until the next
+    // carry()). Returns false when there is nothing to carry them (one rank, no bucket, no room reserved):
+    // the caller all-reduces them itself.
+    bool carry(const torch::Tensor& values);
+    torch::Tensor carried() const;
 
     std::size_t bucketCount() const { return m_buckets.size(); }
     // Seconds this step spent in bucket launches since prepare(): a shared-memory launch waits there for the
@@ -63,6 +74,7 @@ private:
     {
         torch::Tensor flat;
         std::vector<std::size_t> members; // indices into m_parameters
+        std::int64_t gradientCount = 0; // the gradients' part of flat; the last bucket has carried values after it
         int pending = 0;
         c10::intrusive_ptr<c10d::Work> work;
     };
@@ -94,6 +106,8 @@ private:
     std::size_t m_nextBucket = 0;   // buckets below it are launched
     std::exception_ptr m_failure;   // a launch that threw inside backward, rethrown by finish()
     double m_launchSeconds = 0.0;   // since prepare()
+    std::int64_t m_carriedRoom = 0; // floats reserved at the end of the last bucket
+    std::int64_t m_carriedCount = 0; // how many carry() put there this step
     std::unique_ptr<ShmAllreduce> m_sharedMemory;
 };
 

@@ -40,6 +40,7 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr double kBytesPerMb = 1024.0 * 1024.0;
+constexpr std::int64_t kSharedValues = 2; // the loss and the stop flag every rank sums each step (trainStep)
 constexpr double kStallMarginSec = 30.0; // heartbeats stop this long after the longest bounded wait
 // How long past --rendezvous-timeout a rank waits for a rendezvous that neither completed nor failed.
 constexpr std::chrono::milliseconds kRendezvousGrace{15000};
@@ -257,7 +258,7 @@ void Trainer::setUp()
     m_gradients = std::make_unique<GradientSynchronizer>(
         m_model->parameters(), m_model->named_parameters().keys(), *m_communicator,
         GradSyncOptions{static_cast<std::size_t>(m_config.bucketMb * kBytesPerMb), m_config.localAllreduce == "shm",
-                        m_config.findUnusedParameters, options.collectiveTimeout});
+                        m_config.findUnusedParameters, options.collectiveTimeout, kSharedValues});
 
     log::info("rank {}/{} pid {} joined: local rank {}, {} training samples per epoch on this rank", m_env.rank,
                  m_env.worldSize, static_cast<long>(::getpid()), m_env.localRank, shardSize);
@@ -424,11 +425,13 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         loss = lossOf(m_loss, m_model->forward(inputs), targets, false);
     }
     if (m_testSlowdown.count() > 0) std::this_thread::sleep_for(m_testSlowdown);
-    // The loss and the stop request travel in one small all-reduce, launched before backward so it
-    // overlaps it: every rank learns the all-rank mean loss and whether any rank was asked to stop.
+    // Every rank learns the all-rank mean loss and whether any rank was asked to stop: the two values ride
+    // in the last gradient bucket (one collective a step), or, with no bucket to carry them, travel in a
+    // small all-reduce of their own, launched before backward so it overlaps it.
     auto shared = torch::stack({loss.detach().to(torch::kFloat32),
                                 torch::tensor(stopRequested() ? 1.0f : 0.0f, loss.options().dtype(torch::kFloat32))});
-    auto sharedWork = m_communicator->allreduceSumAsync(shared);
+    const bool carried = m_gradients->carry(shared);
+    auto sharedWork = carried ? c10::intrusive_ptr<c10d::Work>() : m_communicator->allreduceSumAsync(shared);
     m_scaler->scaled(loss).backward();
     m_stepTimer.lap(StepPart::Compute);
     m_stepTimer.move(StepPart::Compute, StepPart::Sync, m_gradients->launchSeconds());
@@ -437,7 +440,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
     m_scaler->step(*m_optimizer, m_step + 1);
     m_stepTimer.lap(StepPart::Optimizer);
     waitWork(sharedWork, "loss all-reduce");
-    const auto sharedCpu = shared.cpu();
+    const auto sharedCpu = carried ? m_gradients->carried().to(torch::kCPU, torch::kFloat64) : shared.cpu();
     m_stepTimer.lap(StepPart::Sync);
     if (timed && m_reporter) m_reporter->addStepTiming(m_stepTimer.parts());
     ++m_step;
