@@ -17,6 +17,7 @@
 #include "compat.h"
 #include "device_setup.h"
 #include "errors.h"
+#include "foreach_sgd.h"
 #include "grad_sync.h"
 #include "hash64.h"
 #include "log.h"
@@ -69,7 +70,7 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainerConfig& c, c
     if (c.optimizer == "adamw") {
         return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(c.lr).weight_decay(c.weightDecay));
     }
-    return std::make_unique<torch::optim::SGD>(
+    return std::make_unique<ForeachSgd>(
         params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weightDecay));
 }
 
