@@ -70,8 +70,15 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainerConfig& c, c
     if (c.optimizer == "adamw") {
         return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(c.lr).weight_decay(c.weightDecay));
     }
-    return std::make_unique<ForeachSgd>(
-        params, torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weightDecay));
+    const auto options = torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weightDecay);
+    // Multi-tensor SGD where it saves launches, as PyTorch picks foreach by default only when every parameter is
+    // on CUDA. On a CPU it gives the same numbers but ran 3-5% slower at 1 rank (cnn, 7 interleaved rounds):
+    // LibTorch 1.13's CPU foreach kernels loop over the tensors through the dispatcher once more.
+    const bool onCuda = !params.empty() && std::all_of(params.begin(), params.end(), [](const torch::Tensor& p) {
+        return p.is_cuda();
+    });
+    if (onCuda) return std::make_unique<ForeachSgd>(params, options);
+    return std::make_unique<torch::optim::SGD>(params, options);
 }
 
 void setLearningRate(torch::optim::Optimizer& optimizer, double lr)
