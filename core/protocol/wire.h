@@ -35,17 +35,23 @@
 // and from every rank, every kHeartbeatIntervalMs from a timer while the process is alive and making
 // progress (also during a long step, a checkpoint or evaluation):
 //   {"type":"heartbeat","step":S,"phase":"loading|rendezvous|train|eval|checkpoint|done",
-//    "timing":{"steps":N,"data_ms":x,"compute_ms":x,"sync_ms":x,"optimizer_ms":x}}
+//    "timing":{"steps":N,"data_ms":x,"compute_ms":x,"sync_ms":x,"optimizer_ms":x},
+//    "usage":{"cpu_percent":x,"rss_mib":x,"threads":n,"disk_read_mib_s":x,"disk_write_mib_s":x}}
 //   ("timing", present when training steps were timed since the previous heartbeat: the mean milliseconds a
 //    step of this rank spent loading its batch, computing forward and backward without the waits on gradient
 //    buckets, waiting for the other ranks, and in the optimizer, over the N steps timed; core/trainer/
 //    step_timing.h says how. The supervisor names a straggler from them.)
+//   ("usage", at most every kUsageIntervalMs: what the rank's own process uses, from its /proc/self, under the
+//    names of system.csv (run_layout.h's system_metric::kProcessMetrics); the rates need two readings, so the
+//    first carries only rss_mib and threads. A Slurm run records them in system.csv: the launcher cannot read
+//    the /proc of another node. A local run samples the ranks' process trees itself and ignores them.)
 
 namespace ringmaster::protocol {
 
 inline constexpr int kProtocolVersion = 1;
 inline constexpr int kMaxFrameBytes = 64 * 1024;
 inline constexpr int kHeartbeatIntervalMs = 1000;
+inline constexpr int kUsageIntervalMs = 2000; // as the launcher's own sampler (system_sampler.h)
 inline constexpr int kHelloTimeoutMs = 5000;
 inline constexpr int kMaxConnections = 1024;
 inline constexpr int kMaxConnectionsPerPeer = 64;
@@ -70,6 +76,9 @@ inline constexpr const char* kKeyVersion = "v";
 inline constexpr const char* kKeyType = "type";
 inline constexpr const char* kKeyRank = "rank";
 inline constexpr const char* kKeyPid = "pid";
+// The hello's node: SLURMD_NODENAME under Slurm, else the host name. Optional; where a hung rank's stacks are
+// taken (srun onto that node). Not covered by the hello's MAC: the supervisor only accepts a plain node name.
+inline constexpr const char* kKeyHost = "host";
 inline constexpr const char* kKeyToken = "token";
 inline constexpr const char* kKeyNonce = "nonce";
 inline constexpr const char* kKeyMac = "mac";
@@ -95,6 +104,7 @@ inline constexpr const char* kKeyDataMs = "data_ms";
 inline constexpr const char* kKeyComputeMs = "compute_ms";
 inline constexpr const char* kKeySyncMs = "sync_ms";
 inline constexpr const char* kKeyOptimizerMs = "optimizer_ms";
+inline constexpr const char* kKeyUsage = "usage";
 
 // Status values.
 inline constexpr const char* kStatusRunning = "running";

@@ -1,11 +1,13 @@
 #include "report_frame.h"
 
 #include <QJsonValue>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "../protocol/run_layout.h"
 #include "../protocol/wire.h"
 
 namespace ringmaster::supervisor {
@@ -33,6 +35,36 @@ qint64 integerOr(const QJsonObject& frame, const char* key, qint64 fallback)
 QString textOf(const QJsonObject& frame, const char* key)
 {
     return frame.value(QLatin1String(key)).toString();
+}
+
+// A hello's node name, kept only when it is plain: it becomes an argument of srun (--nodelist=NAME) when a hung
+// rank's stacks are taken, and the hello's MAC does not cover it.
+QString nodeNameOf(const QJsonObject& frame)
+{
+    const QString name = textOf(frame, protocol::kKeyHost);
+    return isPlainNodeName(name) ? name : QString();
+}
+
+// A heartbeat's "usage": only the process metrics' names, only sane values.
+QList<QPair<QString, double>> usageOf(const QJsonObject& frame)
+{
+    constexpr double kMostThreads = 4096.0;
+    const QJsonObject object = frame.value(QLatin1String(protocol::kKeyUsage)).toObject();
+    QList<QPair<QString, double>> usage;
+    for (const char* name : protocol::system_metric::kProcessMetrics) {
+        const QJsonValue value = object.value(QLatin1String(name));
+        if (!value.isDouble() || !std::isfinite(value.toDouble()) || value.toDouble() < 0.0) continue;
+        usage.append({QString::fromLatin1(name), value.toDouble()});
+    }
+    const auto threads = std::find_if(usage.begin(), usage.end(), [](const auto& entry) {
+        return entry.first == QLatin1String(protocol::system_metric::kThreads);
+    });
+    const double cpuLimit = 100.0 * (threads != usage.end() ? std::max(1.0, threads->second) : kMostThreads);
+    usage.erase(std::remove_if(usage.begin(), usage.end(), [&](const auto& entry) {
+                    return entry.first == QLatin1String(protocol::system_metric::kCpuPercent) && entry.second > cpuLimit;
+                }),
+                usage.end());
+    return usage;
 }
 
 // A heartbeat's "timing" object; invalid (steps 0) unless every value is there, finite and not negative.
@@ -121,6 +153,12 @@ void readScalars(const QJsonObject& frame, ReportFrame* out)
 
 } // namespace
 
+bool isPlainNodeName(const QString& name)
+{
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$"));
+    return plain.match(name).hasMatch();
+}
+
 ReportFrame readReportFrame(const QJsonObject& frame)
 {
     using namespace protocol;
@@ -135,6 +173,7 @@ ReportFrame readReportFrame(const QJsonObject& frame)
         out.rank = rank >= 0 && rank <= std::numeric_limits<int>::max() ? static_cast<int>(rank) : -1;
         out.pid = integerOr(frame, kKeyPid, 0);
         out.token = textOf(frame, kKeyToken);
+        out.host = nodeNameOf(frame);
         break;
     }
     case Kind::Step:
@@ -162,6 +201,7 @@ ReportFrame readReportFrame(const QJsonObject& frame)
         out.heartbeatStep = integerOr(frame, kKeyStep, 0);
         out.phase = textOf(frame, kKeyPhase);
         out.timing = timingOf(frame);
+        out.usage = usageOf(frame);
         break;
     case Kind::Scalars:
         readScalars(frame, &out);

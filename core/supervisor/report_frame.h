@@ -10,6 +10,8 @@
 // most protocol::kMaxScalarsPerFrame); what breaks a rule is dropped and counted, the rest is kept.
 
 #include <QJsonObject>
+#include <QList>
+#include <QPair>
 #include <QString>
 
 #include "run_types.h"
@@ -27,6 +29,7 @@ struct ReportFrame
     int rank = -1;               // -1 when absent, negative or not a whole number
     qint64 pid = 0;              // 0 when absent or not a whole number
     QString token;
+    QString host;                // the rank's node; "" when absent or not a plain node name (isPlainNodeName)
     // step / eval / checkpoint / status / heartbeat (absent integers read as 0, absent losses as NaN)
     StepMetric step;
     EvalMetric eval;
@@ -36,6 +39,9 @@ struct ReportFrame
     qint64 heartbeatStep = 0;
     QString phase;
     StepTiming timing;           // steps 0 when absent or when any of its values is not a finite non-negative number
+    // heartbeat "usage": (name, value) for each of system_metric::kProcessMetrics present as a finite number >= 0
+    // (CPU at most 100 per thread claimed, or per 4096 threads); other names and values are dropped.
+    QList<QPair<QString, double>> usage;
     // scalars: the values kept, how many were dropped and the first reason (empty when none was dropped)
     ScalarBatch scalars;
     qint64 droppedScalars = 0;
@@ -43,5 +49,9 @@ struct ReportFrame
 };
 
 ReportFrame readReportFrame(const QJsonObject& frame);
+
+// A node name that may become a command's argument (srun --nodelist=NAME): letters, digits, '.', '_' and '-',
+// not starting with '-' or '.', at most 253 characters. A hello's "host" counts only when it is one.
+bool isPlainNodeName(const QString& name);
 
 } // namespace ringmaster::supervisor

@@ -15,25 +15,13 @@
 
 #include <atomic>
 
+#include "../protocol/run_layout.h"
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
 
-// The names of the sampled values, declared once (system.csv, export, the app's System panel).
-namespace system_metric {
-inline constexpr const char* kCpuPercent = "cpu_percent";
-inline constexpr const char* kRssMiB = "rss_mib";
-inline constexpr const char* kThreads = "threads";
-inline constexpr const char* kDiskReadMiBps = "disk_read_mib_s";
-inline constexpr const char* kDiskWriteMiBps = "disk_write_mib_s";
-inline constexpr const char* kGpuUtilPercent = "gpu_util_percent";
-inline constexpr const char* kGpuMemoryMiB = "gpu_memory_mib";
-inline constexpr const char* kGpuPowerW = "gpu_power_w";
-inline constexpr const char* kGpuTemperatureC = "gpu_temperature_c";
-inline constexpr const char* kGpuSmClockMHz = "gpu_sm_clock_mhz";
-inline constexpr const char* kGpuPcieTxMiBps = "gpu_pcie_tx_mib_s";
-inline constexpr const char* kGpuPcieRxMiBps = "gpu_pcie_rx_mib_s";
-} // namespace system_metric
+// The names of the sampled values are declared once, with system.csv, in core/protocol/run_layout.h.
+namespace system_metric = protocol::system_metric;
 
 struct SampledRank
 {

@@ -27,6 +27,15 @@ constexpr int kPollSliceMs = 50;
 // A full listen backlog makes a non-blocking connect fail with EAGAIN: retry this often.
 constexpr auto kConnectRetry = std::chrono::milliseconds(50);
 
+// The node this rank runs on, as Slurm names it (srun -w takes that name), else the host name.
+std::string nodeName()
+{
+    if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) return slurm;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) return {};
+    return host;
+}
+
 } // namespace
 
 const char* phaseName(Phase phase)
@@ -107,18 +116,21 @@ void Reporter::setProgress(std::int64_t step, Phase phase)
     if (m_phase.exchange(phase) != phase) sendHeartbeat();
 }
 
-void Reporter::sendHeartbeat()
+void Reporter::sendHeartbeat(bool withUsage)
 {
     nlohmann::json frame{{protocol::kKeyType, protocol::kTypeHeartbeat}, {protocol::kKeyStep, m_step.load()},
                          {protocol::kKeyPhase, phaseName(m_phase.load())}};
     if (auto timing = m_timings.take(); !timing.is_null()) frame[protocol::kKeyTiming] = std::move(timing);
+    if (withUsage) {
+        if (auto usage = m_usage.take(); !usage.is_null()) frame[protocol::kKeyUsage] = std::move(usage);
+    }
     send(std::move(frame));
 }
 
 void Reporter::heartbeatLoop()
 {
     const auto interval = std::chrono::milliseconds(protocol::kHeartbeatIntervalMs);
-    sendHeartbeat();
+    sendHeartbeat(true);
     auto next = std::chrono::steady_clock::now() + interval;
     std::unique_lock lock(m_mutex);
     bool stalled = false;
@@ -134,7 +146,7 @@ void Reporter::heartbeatLoop()
             stalled = true;
         } else {
             stalled = false;
-            sendHeartbeat();
+            sendHeartbeat(true);
         }
         lock.lock();
         // A timer that fell behind (a stalled machine) restarts its beat instead of bursting.
@@ -173,7 +185,8 @@ bool Reporter::connectSocket()
     nlohmann::json hello = {{protocol::kKeyVersion, protocol::kProtocolVersion},
                             {protocol::kKeyType, protocol::kTypeHello},
                             {protocol::kKeyRank, m_rank},
-                            {protocol::kKeyPid, static_cast<long>(::getpid())}};
+                            {protocol::kKeyPid, static_cast<long>(::getpid())},
+                            {protocol::kKeyHost, nodeName()}};
     if (m_overTcp) {
         // The token never crosses the network: the hello proves it against this connection's nonce.
         if (!readChallenge()) {

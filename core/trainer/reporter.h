@@ -3,7 +3,7 @@
 // refuses (a rank on another Slurm node; core/protocol/wire.h), without ever blocking
 // training: frames go into a bounded queue (kQueueCapacity) that a background thread drains; when a
 // slow reader lets the queue fill, the oldest frames are dropped (counted in dropped()). A heartbeat
-// timer thread sends {"type":"heartbeat","step","phase","timing"} every protocol::kHeartbeatIntervalMs, reading
+// timer thread sends {"type":"heartbeat","step","phase","timing","usage"} every protocol::kHeartbeatIntervalMs, reading
 // the step and phase that the training loop publishes with setProgress(), so a step, an evaluation or
 // a checkpoint longer than the supervisor's heartbeat timeout never looks like a hang. The beats mean
 // progress, not just a live process: once the loop has published nothing for the stall limit (a
@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "self_usage.h"
 #include "step_timing.h"
 
 namespace ringmaster::trainer {
@@ -60,7 +61,9 @@ public:
 private:
     void writerLoop();
     void heartbeatLoop();
-    void sendHeartbeat();
+    // withUsage: from the heartbeat thread only, which alone reads m_usage (a phase change's beat comes from the
+    // training thread and carries none).
+    void sendHeartbeat(bool withUsage = false);
     // Connects (socket, else endpoint) and says hello; false when neither takes it.
     bool connectSocket();
     bool connectUnix();
@@ -95,6 +98,7 @@ private:
     std::atomic<std::int64_t> m_lastProgressMs{0};   // steady clock, when setProgress() last ran
     std::atomic<std::int64_t> m_stallLimitMs{0};
     StepTimings m_timings;
+    SelfUsage m_usage; // heartbeat thread only
     std::thread m_writer;
     std::thread m_heartbeats;
 };

@@ -29,6 +29,7 @@ private Q_SLOTS:
         QCOMPARE(hello.rank, 3);
         QCOMPARE(hello.pid, qint64(4242));
         QCOMPARE(hello.token, QStringLiteral("abc"));
+        QVERIFY(hello.host.isEmpty()); // older trainers name no node
         const ReportFrame step = readReportFrame(QJsonObject{{QStringLiteral("v"), 1}, {QStringLiteral("type"), QStringLiteral("step")},
                                                              {QStringLiteral("step"), 9007199254740992.0}, {QStringLiteral("epoch"), 2},
                                                              {QStringLiteral("loss"), 0.25}});
@@ -37,6 +38,25 @@ private Q_SLOTS:
         QCOMPARE(step.step.epoch, qint64(2));
         QCOMPARE(step.step.loss, 0.25);
         QVERIFY(std::isnan(readReportFrame(QJsonObject{{QStringLiteral("type"), QStringLiteral("step")}}).step.loss));
+    }
+
+    // The hello's node becomes srun's --nodelist=NODE when a hung rank's stacks are taken, and no MAC covers it:
+    // only a plain node name is kept.
+    void aHellosNodeIsKeptOnlyWhenPlain()
+    {
+        const auto hostOf = [](const QJsonValue& host) {
+            return readReportFrame(QJsonObject{{QStringLiteral("v"), 1}, {QStringLiteral("type"), QStringLiteral("hello")},
+                                               {QStringLiteral("rank"), 0}, {QStringLiteral("host"), host}})
+                .host;
+        };
+        QCOMPARE(hostOf(QStringLiteral("node-07.cluster_a")), QStringLiteral("node-07.cluster_a"));
+        QCOMPARE(hostOf(QStringLiteral("gpu1")), QStringLiteral("gpu1"));
+        for (const QString& bad : {QStringLiteral("-w"), QStringLiteral(".hidden"), QStringLiteral("a b"), QStringLiteral("n1;rm"),
+                                   QStringLiteral("n1,n2"), QStringLiteral("n[1-2]"), QString(), QString(254, QLatin1Char('a'))}) {
+            QVERIFY2(hostOf(bad).isEmpty(), qPrintable(bad));
+        }
+        QVERIFY(hostOf(7).isEmpty());
+        QCOMPARE(hostOf(QString(253, QLatin1Char('a'))).size(), 253);
     }
 
     void integersPastTheirRangeReadAsAbsent()
@@ -71,6 +91,32 @@ private Q_SLOTS:
                                                              {QStringLiteral("step"), 9.3e18}, {QStringLiteral("epoch"), 7}});
         QCOMPARE(eval.eval.step, qint64(0));
         QCOMPARE(eval.eval.epoch, qint64(7));
+    }
+
+    // A heartbeat's "usage" (a Slurm rank's own process, recorded in system.csv): only the process metrics' names,
+    // only finite values >= 0, and no more CPU than its threads can use.
+    void aHeartbeatsUsageKeepsOnlySaneProcessMetrics()
+    {
+        const auto usageOf = [](const QJsonObject& usage) {
+            return readReportFrame(QJsonObject{{QStringLiteral("type"), QStringLiteral("heartbeat")}, {QStringLiteral("step"), 3},
+                                               {QStringLiteral("usage"), usage}})
+                .usage;
+        };
+        using Usage = QList<QPair<QString, double>>;
+        QCOMPARE(usageOf({{QStringLiteral("cpu_percent"), 97.5}, {QStringLiteral("rss_mib"), 250.0}, {QStringLiteral("threads"), 4},
+                          {QStringLiteral("disk_read_mib_s"), 0.0}, {QStringLiteral("disk_write_mib_s"), 1.5}}),
+                 (Usage{{QStringLiteral("cpu_percent"), 97.5}, {QStringLiteral("rss_mib"), 250.0}, {QStringLiteral("threads"), 4.0},
+                        {QStringLiteral("disk_read_mib_s"), 0.0}, {QStringLiteral("disk_write_mib_s"), 1.5}}));
+        // Names the rank cannot know of itself (its GPU's are the launcher's to sample) or that do not exist; bad values.
+        QCOMPARE(usageOf({{QStringLiteral("gpu_util_percent"), 50.0}, {QStringLiteral("made_up"), 1.0}, {QStringLiteral("rss_mib"), -1.0},
+                          {QStringLiteral("threads"), QStringLiteral("4")}, {QStringLiteral("disk_read_mib_s"), std::numeric_limits<double>::infinity()}}),
+                 Usage{});
+        // 2 threads cannot use more than 2 cores; without a thread count, up to 4096 cores.
+        QCOMPARE(usageOf({{QStringLiteral("cpu_percent"), 250.0}, {QStringLiteral("threads"), 2}}),
+                 (Usage{{QStringLiteral("threads"), 2.0}}));
+        QCOMPARE(usageOf({{QStringLiteral("cpu_percent"), 250.0}}), (Usage{{QStringLiteral("cpu_percent"), 250.0}}));
+        QVERIFY(usageOf({}).isEmpty());
+        QVERIFY(readReportFrame(QJsonObject{{QStringLiteral("type"), QStringLiteral("heartbeat")}, {QStringLiteral("usage"), 5}}).usage.isEmpty());
     }
 
     void aHeartbeatsTimingIsReadWhenWhole()

@@ -1,6 +1,7 @@
 """The reporting socket: heartbeats come from a timer (so a long step never looks hung) and a
 supervisor that stops reading cannot keep a finished trainer alive."""
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -56,6 +57,22 @@ def test_heartbeats_keep_coming_during_a_long_step(tmp_path, supervisor_dir):
     phases = [f["phase"] for _, f in beats]
     assert phases[0] == "loading" and phases[-1] == "done"
     assert {"rendezvous", "train", "eval", "checkpoint"} <= set(phases), phases
+
+    # The hello names the node (where a hung Slurm rank's stacks are taken), and the beats carry what the
+    # process uses, at most every 2 s (protocol::kUsageIntervalMs), under system.csv's names.
+    assert frames[0][1]["host"] == socket.gethostname()
+    usage = [(t, f["usage"]) for t, f in beats if "usage" in f]
+    assert 0 < len(usage) <= len(beats) // 2 + 1, (len(usage), len(beats))
+    assert set(usage[0][1]) == {"rss_mib", "threads"}, usage[0]  # rates need a second reading
+    assert all(b - a > 1.9 for (a, _), (b, _) in zip(usage, usage[1:]))
+    for _, values in usage:
+        assert set(values) <= {"cpu_percent", "rss_mib", "threads", "disk_read_mib_s", "disk_write_mib_s"}, values
+        assert values["rss_mib"] > 50, values  # LibTorch alone maps more than that
+        assert values["threads"] >= 2, values  # the training thread and the heartbeat timer at least
+    # During the long step one intra-op thread computes all the time: about one core.
+    busy = [values for t, values in usage if steps[0][0] < t < steps[1][0] and "cpu_percent" in values]
+    assert busy, usage
+    assert all(30 < values["cpu_percent"] < 100 * values["threads"] for values in busy), busy
 
 
 def test_a_supervisor_that_stops_reading_cannot_hold_the_exit(tmp_path, supervisor_dir):
