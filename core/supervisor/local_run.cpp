@@ -159,8 +159,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
     });
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
     if (!m_scalarRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error()); // the run goes on; charts still get values
-    if (!m_systemRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
-    m_systemTensorBoard = std::make_unique<SystemTensorBoard>(m_dir.path());
+    m_systemFiles = std::make_unique<SystemFiles>(m_dir);
     m_systemSampler = std::make_unique<SystemSampler>();
     connect(m_systemSampler.get(), &SystemSampler::sampled, this, &LocalRun::onSystemSampled);
     // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
@@ -378,12 +377,7 @@ void LocalRun::sampleRanks(bool running)
 void LocalRun::onSystemSampled(const QList<SystemSample>& samples)
 {
     if (isFinal(m_state)) return; // a tick that was on its way when the run ended
-    if (m_systemRecorder.isOpen() && !m_systemRecorder.append(samples)) {
-        m_dir.reportWriteFailure(m_systemRecorder.path(), m_systemRecorder.error());
-    }
-    if (m_systemTensorBoard && !m_systemTensorBoard->append(samples)) {
-        m_dir.reportWriteFailure(m_systemTensorBoard->path(), m_systemTensorBoard->error());
-    }
+    m_systemFiles->append(samples);
     Q_EMIT systemSampled(samples);
 }
 

@@ -35,9 +35,8 @@
 #include "run_types.h"
 #include "scalar_recorder.h"
 #include "stack_dumps.h"
-#include "system_recorder.h"
+#include "system_files.h"
 #include "system_sampler.h"
-#include "system_tensorboard.h"
 #include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
@@ -141,8 +140,7 @@ private:
     std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
     std::unique_ptr<StackDumps> m_stacks;               // a hung group's stacks, taken before it is killed
     std::unique_ptr<SystemSampler> m_systemSampler;     // what the ranks use, every 2 s, off this thread
-    SystemRecorder m_systemRecorder;                    // RUN_DIR/system.csv
-    std::unique_ptr<SystemTensorBoard> m_systemTensorBoard; // RUN_DIR/tb/system
+    std::unique_ptr<SystemFiles> m_systemFiles;         // RUN_DIR/system.csv and tb/system
     qint64 m_lastScalarStep = -1;
     QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;

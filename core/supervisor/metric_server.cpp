@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -278,6 +279,7 @@ void MetricServer::onReadyRead(QIODevice* socket)
             peer->rank = frame.rank;
             peer->helloDeadline->stop();
             const auto* tcp = qobject_cast<QTcpSocket*>(socket);
+            Q_EMIT rankLocated(frame.rank, frame.pid, frame.host);
             Q_EMIT peerAccepted(frame.rank, tcp ? QStringLiteral("TCP from %1").arg(tcp->peerAddress().toString())
                                                 : QStringLiteral("this host's socket"));
             continue;
@@ -292,6 +294,12 @@ void MetricServer::dispatch(int rank, const ReportFrame& frame, const QJsonObjec
     using Kind = ReportFrame::Kind;
     if (frame.kind == Kind::Heartbeat) {
         Q_EMIT heartbeatReceived(rank, frame.heartbeatStep, frame.phase, frame.timing);
+        if (!frame.usage.isEmpty()) {
+            const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
+            QList<SystemSample> samples;
+            for (const auto& [name, value] : frame.usage) samples.append({now, rank, name, value});
+            Q_EMIT usageReceived(samples);
+        }
         return;
     }
     if (rank != 0) {

@@ -71,11 +71,17 @@ Q_SIGNALS:
     void statusReceived(const QString& status, const QJsonObject& frame);
     // timing: the rank's step timing since its previous heartbeat (invalid when it sent none).
     void heartbeatReceived(int rank, qint64 step, const QString& phase, const ringmaster::supervisor::StepTiming& timing);
+    // A heartbeat's "usage": what the rank says its own process uses, as system.csv rows stamped now (report_frame.h
+    // keeps only sane values). A Slurm run records them; a local run samples its ranks itself.
+    void usageReceived(const QList<ringmaster::supervisor::SystemSample>& samples);
     // A "scalars" frame from rank 0 (any named values of one step), with at least one valid value.
     void scalarsReceived(const ringmaster::supervisor::ScalarBatch& scalars);
     // A connection said hello with the token and was admitted as `rank`; `transport` says how it came
     // ("this host's socket", or "TCP from ADDRESS").
     void peerAccepted(int rank, const QString& transport);
+    // Where an admitted rank runs, from its hello: its pid (the kernel's word on this host's socket, the MAC-proven
+    // claim over TCP) and its node name (empty when it sent none, or none that is plain: report_frame.h).
+    void rankLocated(int rank, qint64 pid, const QString& node);
     // Something the run's log should say (rejected connections, protocol errors).
     void notice(const QString& message);
 

@@ -239,14 +239,21 @@ void StackDumps::afterTheRank(int index)
 
 void StackDumps::startGdb(int index)
 {
+    const Target& target = m_targets.at(index);
+    const QStringList arguments{QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(target.pid),
+                                QStringLiteral("-ex"), QStringLiteral("thread apply all bt")};
+    const auto then = [this, index](const QByteArray& output, const QString& trouble) { afterGdb(index, output, trouble); };
+    if (!target.via.isEmpty()) {
+        // The node's own gdb, found on its PATH there; what srun says when it cannot start it lands in the file.
+        run(target.via.first(), target.via.mid(1) + QStringList{QStringLiteral("gdb")} + arguments, then);
+        return;
+    }
     const QString gdb = debugger();
     if (gdb.isEmpty()) {
         QTimer::singleShot(0, this, [this, index] { afterGdb(index, {}, QStringLiteral("gdb is not installed: apt install gdb")); });
         return;
     }
-    run(gdb, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-p"), QString::number(m_targets.at(index).pid),
-              QStringLiteral("-ex"), QStringLiteral("thread apply all bt")},
-        [this, index](const QByteArray& output, const QString& trouble) { afterGdb(index, output, trouble); });
+    run(gdb, arguments, then);
 }
 
 void StackDumps::append(int index, const QByteArray& bytes)

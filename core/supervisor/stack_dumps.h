@@ -10,7 +10,8 @@
 // faulthandler writes every thread's Python stack into the same file: this needs nothing installed, and works
 // while the interpreter is blocked in C, as in a collective that never returns. A rank of an NCCL run is also asked
 // for PyTorch's flight-recorder trace, its last collectives, through the pipe PyTorch made for it (script_environment.h
-// names both); the summary names the trace file when one came. Without gdb, or when it cannot attach (another debugger holds the process,
+// names both); the summary names the trace file when one came. A rank on another node (a Slurm task) gets gdb through
+// srun onto its node (Target::via), which must have gdb on its PATH. Without gdb, or when it cannot attach (another debugger holds the process,
 // ptrace is restricted), the file and the summary say so, and the group is killed all the same.
 
 #include <QList>
@@ -46,6 +47,9 @@ public:
         QString pythonSpy;  // a script's rank: py-spy, for its Python stacks after gdb's (empty: none)
         int pythonSignal = 0; // a script's rank: the signal its faulthandler writes its stacks on (0: none)
         QString ncclTraceStem = {}; // an NCCL run: PyTorch's flight recorder, asked through STEM<rank>.pipe (empty: none)
+        // A rank on another node: the program and arguments that run gdb there (SlurmClient::commandOnNode), and pid
+        // is that node's. Empty: gdb runs here. Only gdb goes through it (faulthandler and the NCCL pipe need this host).
+        QStringList via = {};
     };
 
     explicit StackDumps(QObject* parent = nullptr);

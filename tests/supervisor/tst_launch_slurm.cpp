@@ -134,6 +134,39 @@ private:
     }
 
 private Q_SLOTS:
+    // RUN_DIR/system.csv holds each of the 2 ranks' resident memory (more than LibTorch alone maps) and thread count,
+    // and only process metrics: what the ranks' heartbeats said of themselves.
+    static bool ranksSaidWhatTheyUse(const QString& runDir)
+    {
+        const QString csv = runDir + QStringLiteral("/system.csv");
+        const QStringList ranks = ringmaster::supervisor::test::csvColumn(csv, 1);
+        const QStringList names = ringmaster::supervisor::test::csvColumn(csv, 2);
+        const QStringList values = ringmaster::supervisor::test::csvColumn(csv, 3);
+        const QStringList process{QStringLiteral("cpu_percent"), QStringLiteral("rss_mib"), QStringLiteral("threads"),
+                                  QStringLiteral("disk_read_mib_s"), QStringLiteral("disk_write_mib_s")};
+        for (const QString& rank : {QStringLiteral("0"), QStringLiteral("1")}) {
+            bool memory = false;
+            bool threads = false;
+            for (int i = 0; i < ranks.size(); ++i) {
+                if (ranks.at(i) != rank) continue;
+                memory = memory || (names.at(i) == QLatin1String("rss_mib") && values.at(i).toDouble() > 50.0);
+                threads = threads || (names.at(i) == QLatin1String("threads") && values.at(i).toDouble() >= 2.0);
+            }
+            if (!memory || !threads) {
+                qWarning("rank %s: no rss_mib > 50 or threads >= 2 in %s:\n%s", qPrintable(rank), qPrintable(csv),
+                         qPrintable(slurmtest::readAll(csv).left(3000)));
+                return false;
+            }
+        }
+        for (const QString& name : names) {
+            if (!process.contains(name)) {
+                qWarning("not a process metric in %s: %s", qPrintable(csv), qPrintable(name));
+                return false;
+            }
+        }
+        return true;
+    }
+
     void initTestCase()
     {
         QVERIFY(!ringmaster::supervisor::test::launchPath().isEmpty());
@@ -236,6 +269,8 @@ private Q_SLOTS:
         }
         QVERIFY2(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).contains(QStringLiteral("MASTER_PORT %1 = ").arg(port)),
                  qPrintable(slurmtest::readAll(dir + QStringLiteral("/logs/rank-0.log")).left(3000)));
+        // What each task's process used, as its heartbeats said (the launcher reads no node's /proc for Slurm).
+        QVERIFY(ranksSaidWhatTheyUse(dir));
         QVERIFY(queueEmpties(jobId));
     }
 
@@ -267,6 +302,8 @@ private Q_SLOTS:
         const QString scalars = slurmtest::readAll(launch.runDir() + QStringLiteral("/scalars.csv"));
         QCOMPARE(scalars.count(QRegularExpression(QStringLiteral("(^|\n)30,[^,\n]*,loss,"))), 1);
         QCOMPARE(scalars.count(QRegularExpression(QStringLiteral("\n\\d+,[^,\n]*,loss,"))), 30);
+        // Over TCP (a node whose /proc the launcher cannot read) each rank says what its process uses: system.csv.
+        if (mode == QLatin1String("tcp")) QVERIFY(ranksSaidWhatTheyUse(launch.runDir()));
         QVERIFY(queueEmpties(jobIdIn(launch.output)));
     }
 
@@ -412,6 +449,20 @@ private Q_SLOTS:
         QVERIFY2(launch.output.contains(QStringLiteral("FAILED: rank 1 stopped heartbeating for 4 s (hung; silent ranks: 1)")),
                  qPrintable(launch.output));
         QVERIFY2(launch.output.contains(QStringLiteral("cancelling Slurm job %1 (scancel)").arg(jobId)), qPrintable(launch.output));
+        // Before the cancel, every rank's threads' stacks, taken on its node by gdb run as one more step of the job
+        // (srun --overlap; one node here): the stopped rank and the one waiting for it.
+        const QString stacks1 = launch.runDir() + QStringLiteral("/logs/rank-1.stacks.txt");
+        QVERIFY2(launch.output.contains(QStringLiteral("its threads' stacks: ") + stacks1), qPrintable(launch.output));
+        QVERIFY2(launch.output.contains(QStringLiteral("rank 1: ")) &&
+                     launch.output.contains(QStringLiteral(" thread(s)' stacks in ") + stacks1),
+                 qPrintable(launch.output));
+        for (int r = 0; r < 2; ++r) {
+            const QString text = slurmtest::readAll(launch.runDir() + QStringLiteral("/logs/rank-%1.stacks.txt").arg(r));
+            QVERIFY2(text.contains(QStringLiteral("Thread 1 ")), qPrintable(text.left(2000)));
+        }
+        QVERIFY2(launch.output.indexOf(QStringLiteral(" thread(s)' stacks in ") + stacks1) <
+                     launch.output.indexOf(QStringLiteral("cancelling Slurm job %1 (scancel)").arg(jobId)),
+                 qPrintable(launch.output));
         const QList<QJsonObject> events = test::notifiedEvents(notified.path());
         QCOMPARE(events.size(), 2);
         QCOMPARE(events.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("hung"));

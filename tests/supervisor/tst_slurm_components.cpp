@@ -496,6 +496,15 @@ void TestSlurmComponents::clientStopKillPartitions()
     QCOMPARE(stubs.client().controllerHosts(), QStringList{QStringLiteral("vm")});
     stubs.answer("scontrol", "", "scontrol: error: Unable to contact slurm controller\n", 1);
     QVERIFY(stubs.client().controllerHosts().isEmpty());
+
+    // A command on one node of a running job (a hung rank's gdb): one more step beside the tasks, never a shell.
+    QCOMPARE(stubs.client().commandOnNode(QStringLiteral("42"), QStringLiteral("node-7")),
+             (QStringList{stubs.path() + QStringLiteral("/srun"), QStringLiteral("--jobid=42"), QStringLiteral("--overlap"),
+                          QStringLiteral("--nodes=1"), QStringLiteral("--ntasks=1"), QStringLiteral("--nodelist=node-7"),
+                          QStringLiteral("--quiet")}));
+    QVERIFY(stubs.client().commandOnNode(QStringLiteral("42; true"), QStringLiteral("node-7")).isEmpty());
+    QVERIFY(stubs.client().commandOnNode(QStringLiteral("42"), QStringLiteral("--uid=0")).isEmpty());
+    QVERIFY(stubs.client().commandOnNode(QStringLiteral("42"), QString()).isEmpty());
 }
 
 #define REQUIRE_SLURM() REQUIRE_SLURM_FOR("supervisor.tst_slurm_components.real")

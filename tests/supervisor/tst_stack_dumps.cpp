@@ -91,6 +91,30 @@ private Q_SLOTS:
         QVERIFY(both.startsWith(stacks));
     }
 
+    // A rank on another node (a Slurm task): gdb runs through the target's prefix, which for Slurm is srun onto
+    // that node (slurm_client.h); here a shell that notes what it was asked to run, then runs it.
+    void gdbRunsThroughTheTargetsPrefix()
+    {
+        if (StackDumps::debugger().isEmpty()) QSKIP("gdb is not installed (scripts/setup.sh installs it)");
+        QTemporaryDir dir;
+        QProcess sleeper;
+        sleeper.start(QStringLiteral("sleep"), {QStringLiteral("60")});
+        QVERIFY(sleeper.waitForStarted());
+        const QString noted = dir.filePath(QStringLiteral("asked.txt"));
+        StackDumps::Target target{0, sleeper.processId(), dir.filePath(QStringLiteral("rank-0.stacks.txt")), QString()};
+        target.via = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("printf '%s\\n' \"$*\" > \"$0\"; exec \"$@\""), noted};
+        StackDumps dumps;
+        QSignalSpy finished(&dumps, &StackDumps::finished);
+        dumps.start({target});
+        QVERIFY(finished.wait(StackDumps::kTimeoutMs + 5000));
+        const QStringList summary = finished.at(0).at(0).toStringList();
+        QVERIFY2(summary.value(0).startsWith(QStringLiteral("rank 0: 1 thread(s)' stacks in ")), qPrintable(summary.join(QLatin1Char('\n'))));
+        QCOMPARE(readAll(noted).trimmed(), QStringLiteral("gdb -batch -nx -p %1 -ex thread apply all bt").arg(sleeper.processId()));
+        QVERIFY(readAll(target.path).contains(QStringLiteral("Thread 1 ")));
+        sleeper.kill();
+        sleeper.waitForFinished();
+    }
+
     // More targets than kMaxConcurrent: every one is dumped, a few at a time, and finished() comes once.
     void manyTargetsAFewAtATime()
     {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include "../report_frame.h"
+
 namespace ringmaster::supervisor {
 namespace {
 
@@ -85,6 +87,7 @@ SlurmCommands SlurmCommands::inFolder(const QString& folder)
     commands.scancel = dir.filePath(QStringLiteral("scancel"));
     commands.sinfo = dir.filePath(QStringLiteral("sinfo"));
     commands.sacct = dir.filePath(QStringLiteral("sacct"));
+    commands.srun = dir.filePath(QStringLiteral("srun"));
     return commands;
 }
 
@@ -252,6 +255,14 @@ QString SlurmClient::kill(const QString& jobId) const
     if (!isJobId(jobId)) return notAJobId(jobId);
     const Result result = run(m_commands.scancel, {jobId});
     return result.error.isEmpty() ? QString() : QStringLiteral("scancel %1 failed: %2").arg(jobId, result.error);
+}
+
+QStringList SlurmClient::commandOnNode(const QString& jobId, const QString& node) const
+{
+    if (!isJobId(jobId) || !isPlainNodeName(node)) return {};
+    // --overlap: the job's step holds every CPU it was given, and this step must run beside it, not wait for it.
+    return {m_commands.srun, QStringLiteral("--jobid=") + jobId, QStringLiteral("--overlap"), QStringLiteral("--nodes=1"),
+            QStringLiteral("--ntasks=1"), QStringLiteral("--nodelist=") + node, QStringLiteral("--quiet")};
 }
 
 SlurmPartitions SlurmClient::parsePartitions(const QString& output)

@@ -24,6 +24,7 @@ struct SlurmCommands
     QString scancel = QStringLiteral("scancel");
     QString sinfo = QStringLiteral("sinfo");
     QString sacct = QStringLiteral("sacct");   // empty: never asked (a cluster without accounting)
+    QString srun = QStringLiteral("srun");     // only to run a command on one node of a running job
     int timeoutMs = kSlurmCommandTimeoutMs;
 
     // Every program as FOLDER/NAME (a folder of stubs, or a Slurm installed off PATH).
@@ -111,6 +112,10 @@ public:
     // The controller's hosts from scontrol show config ("SlurmctldHost[N] = NAME" or "NAME(ADDRESS)":
     // the address when given, else the name), primary first; empty when scontrol cannot answer.
     QStringList controllerHosts() const;
+    // The program and arguments that run a command as one more step of running job ID on NODE, beside its tasks
+    // (srun --jobid=ID --overlap --nodes=1 --ntasks=1 --nodelist=NODE --quiet): append the command's own
+    // program and arguments. Empty when ID is not a job id or NODE not a plain node name. Never blocks.
+    QStringList commandOnNode(const QString& jobId, const QString& node) const;
 
     // sinfo's and squeue's fields parsed, for tests of the parsing alone.
     static SlurmJobState stateFromText(const QString& text);

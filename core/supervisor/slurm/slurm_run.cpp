@@ -9,9 +9,12 @@
 
 #include <algorithm>
 
+#include "../../protocol/run_layout.h"
 #include "../../protocol/wire.h"
 #include "../metric_server.h"
 #include "../rank_command.h"
+#include "../stack_dumps.h"
+#include "../system_files.h"
 #include "../tensorboard_follower.h"
 #include "slurm_launch_record.h"
 
@@ -136,6 +139,18 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
         if (rank != 0) return;
         m_liveTransport = transport;
         log(QStringLiteral("metrics: live from rank 0 over %1").arg(transport));
+    });
+    m_whereabouts.resize(static_cast<std::size_t>(world));
+    // What each rank's process uses, as it says itself (its node's /proc is not here): system.csv and tb/system.
+    m_systemFiles = std::make_unique<SystemFiles>(m_dir);
+    connect(m_server.get(), &MetricServer::usageReceived, this, [this](const QList<SystemSample>& samples) {
+        if (isFinal(m_state)) return;
+        m_systemFiles->append(samples);
+        Q_EMIT systemSampled(samples);
+    });
+    connect(m_server.get(), &MetricServer::rankLocated, this, [this](int rank, qint64 pid, const QString& node) {
+        if (rank < 0 || static_cast<std::size_t>(rank) >= m_whereabouts.size()) return;
+        m_whereabouts[static_cast<std::size_t>(rank)] = RankWhereabouts{pid, node};
     });
     connect(m_server.get(), &MetricServer::heartbeatReceived, this,
             [this](int rank, qint64 step, const QString& phase, const StepTiming& timing) {
@@ -500,6 +515,7 @@ void SlurmRun::followTensorBoard()
         recordScalars(batch, wallTime);
     });
     connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &SlurmRun::log);
+    m_tensorboard->ignoreFolder(QDir(runDir()).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder))); // the launcher's own
     m_tensorboard->start();
 }
 

@@ -49,6 +49,8 @@
 namespace ringmaster::supervisor {
 
 class MetricServer;
+class StackDumps;
+class SystemFiles;
 class TensorBoardFollower;
 
 inline constexpr char kSlurmJobIdRelativePath[] = "slurm/job-id";
@@ -120,8 +122,10 @@ private:
     void follow();
     void followCsv();
     // A rank whose heartbeats reached this host and then stayed away for --heartbeat-timeout is hung: it becomes the
-    // root cause and the job is cancelled (slurm_run_ending.cpp). Ranks that never reached this host are not judged.
+    // root cause, every rank's stacks are taken on its node (gdb through srun, StackDumps), then the job is cancelled
+    // (slurm_run_ending.cpp). Ranks that never reached this host are not judged.
     void watchForHang();
+    void dumpStacksThenCancel();
     void conclude(const SlurmJobStatus& status);
     void judgeFailure(const SlurmJobStatus& status);
     void onStep(const StepMetric& metric, bool overSocket);
@@ -168,6 +172,14 @@ private:
     QElapsedTimer m_sinceSocketFrame;       // since the last frame over the socket or TCP (or since running)
     std::vector<QElapsedTimer> m_sinceBeat; // per rank, since its last heartbeat (invalid before its first)
     RootCause m_hung;                       // the rank declared hung (rank -1: none)
+    struct RankWhereabouts
+    {
+        qint64 pid = 0;  // on its node
+        QString node;    // empty: unknown (its hello named none)
+    };
+    std::vector<RankWhereabouts> m_whereabouts; // per rank, from its hello (MetricServer::rankLocated)
+    std::unique_ptr<StackDumps> m_stacks;   // a hung job's stacks, taken before it is cancelled
+    std::unique_ptr<SystemFiles> m_systemFiles; // what the ranks say they use (heartbeat "usage")
     qint64 m_lastStep = -1;                 // the step gate (socket and CSV)
     qint64 m_lastEvalStep = -1;
     qint64 m_rank0Pid = 0;

@@ -10,6 +10,7 @@
 
 #include "../../protocol/wire.h"
 #include "../metric_server.h"
+#include "../stack_dumps.h"
 #include "../tensorboard_follower.h"
 #include "batch_script.h"
 #include "slurm_verdict.h"
@@ -41,6 +42,7 @@ QString SlurmRun::leaveRunning()
 
 void SlurmRun::conclude(const SlurmJobStatus& status)
 {
+    m_stacks.reset(); // a dump the job did not wait for (it ended): its tools are stopped
     m_pollTimer.stop();
     m_escalation.stop();
     follow(); // what the tasks wrote last
@@ -126,15 +128,54 @@ void SlurmRun::watchForHang()
     }
     if (culprit < 0) return;
     m_hung.rank = culprit;
-    m_hung.reason = QStringLiteral("stopped heartbeating for %1 s (hung; silent ranks: %2)")
-                        .arg(m_job.heartbeatTimeoutSec).arg(silent.join(QStringLiteral(", ")));
+    const bool located = static_cast<std::size_t>(culprit) < m_whereabouts.size() &&
+                         !m_client.commandOnNode(m_jobId, m_whereabouts[static_cast<std::size_t>(culprit)].node).isEmpty() &&
+                         m_whereabouts[static_cast<std::size_t>(culprit)].pid > 0;
+    m_hung.reason = QStringLiteral("stopped heartbeating for %1 s (hung; silent ranks: %2)%3")
+                        .arg(m_job.heartbeatTimeoutSec).arg(silent.join(QStringLiteral(", ")))
+                        .arg(located ? QStringLiteral("; its threads' stacks: %1").arg(m_dir.rankStacks(culprit)) : QString());
     if (static_cast<std::size_t>(culprit) < m_lastLines.size()) m_hung.lastLines = m_lastLines[static_cast<std::size_t>(culprit)];
     m_verdict.setRootCause(m_hung);
     m_ranks[culprit].state = RankState::Hung;
     Q_EMIT rankChanged(culprit); // the run's `hung` event (run_event.h)
-    log(QStringLiteral("rank %1 %2: cancelling Slurm job %3 (scancel)").arg(culprit).arg(m_hung.reason, m_jobId));
-    m_cancelSent = true;
-    runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+    dumpStacksThenCancel();
+}
+
+void SlurmRun::dumpStacksThenCancel()
+{
+    // Each rank that said where it runs gets gdb on its node, as one more step of the job beside its tasks; the
+    // job is cancelled once they are taken, which StackDumps bounds whatever srun or gdb do.
+    QList<StackDumps::Target> targets;
+    for (std::size_t r = 0; r < m_whereabouts.size(); ++r) {
+        const QStringList via = m_client.commandOnNode(m_jobId, m_whereabouts[r].node);
+        if (via.isEmpty() || m_whereabouts[r].pid <= 0) continue;
+        StackDumps::Target target;
+        target.rank = static_cast<int>(r);
+        target.pid = m_whereabouts[r].pid;
+        target.path = m_dir.rankStacks(target.rank);
+        target.via = via;
+        targets.append(target);
+    }
+    const auto cancel = [this] {
+        if (isFinal(m_state)) return; // the job ended while its stacks were taken
+        log(QStringLiteral("rank %1 %2: cancelling Slurm job %3 (scancel)").arg(m_hung.rank).arg(m_hung.reason, m_jobId));
+        m_cancelSent = true;
+        runAsync(QStringLiteral("scancel"), [id = m_jobId](const SlurmClient& client) { return client.kill(id); });
+    };
+    if (targets.isEmpty()) {
+        log(QStringLiteral("no rank said which node it runs on: no stacks taken"));
+        cancel();
+        return;
+    }
+    log(QStringLiteral("rank %1 is hung: taking every rank's stacks on its node (srun gdb), then cancelling Slurm job %2")
+            .arg(m_hung.rank).arg(m_jobId));
+    m_stacks = std::make_unique<StackDumps>();
+    connect(m_stacks.get(), &StackDumps::finished, this, [this, cancel](const QStringList& summary) {
+        for (const QString& line : summary) log(line);
+        m_stacks.release()->deleteLater(); // not deleted inside its own signal
+        cancel();
+    });
+    m_stacks->start(targets);
 }
 
 void SlurmRun::judgeFailure(const SlurmJobStatus& status)
