@@ -54,11 +54,11 @@ public:
     // Call after backward: every parameter's .grad then holds the all-rank mean. Throws UsageError
     // naming the parameters that got no gradient on this rank, unless findUnusedParameters.
     void finish();
-    // After backward starts no earlier than this call, and before finish(): values (at most
-    // GradSyncOptions::carriedValues, any float type, on the parameters' device) are summed across ranks along
-    // with the last bucket; carried() then returns the sums (a view into the bucket, valid until the next
-    // carry()). Returns false when there is nothing to carry them (one rank, no bucket, no room reserved):
-    // the caller all-reduces them itself.
+    // Call between prepare() and backward (the last bucket launches during backward, or in finish()): values
+    // (at most GradSyncOptions::carriedValues, any float type, on the parameters' device; stored in the bucket's
+    // type) are summed across ranks with the last bucket; after finish(), carried() returns the sums (a view into
+    // the bucket, valid until the next backward). Returns false when there is nothing to carry them (one rank,
+    // no bucket, no room reserved): the caller all-reduces them itself.
     bool carry(const torch::Tensor& values);
     torch::Tensor carried() const;
 

@@ -1,7 +1,7 @@
 #include "self_usage.h"
 
+#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <sys/resource.h>
@@ -39,7 +39,7 @@ long long threadCount()
     std::ifstream status("/proc/self/status");
     std::string line;
     while (std::getline(status, line)) {
-        if (line.rfind("Threads:", 0) == 0) return std::stoll(line.substr(8));
+        if (line.rfind("Threads:", 0) == 0) return std::strtoll(line.c_str() + 8, nullptr, 10); // never throws
     }
     return -1;
 }
