@@ -7,18 +7,55 @@
 #include <QIcon>
 
 #include <cstdio>
+#include <cstring>
 
 #include "app_settings.h"
 #include "main_window.h"
 #include "trainer_info.h"
 #include "version_text.h"
 
+namespace {
+
+// The app's options and its one argument; `start` is the --start option it adds.
+void describeCommandLine(QCommandLineParser& parser, const QCommandLineOption& start)
+{
+    parser.setApplicationDescription(QStringLiteral("Launch and watch data-parallel training runs."));
+    parser.addHelpOption();
+    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load, e.g. job.ringmaster.json (default: the last job)."));
+    parser.addOption(start);
+    // Answered before QApplication; here so that --help lists it.
+    parser.addOption(QCommandLineOption(QStringLiteral("version"), QStringLiteral("Print the Ringmaster, Qt and LibTorch versions and exit.")));
+}
+
+bool isHelpRequest(int argc, char** argv)
+{
+    return argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "-?") == 0);
+}
+
+} // namespace
+
 int main(int argc, char** argv)
 {
-    // Before QApplication: --version needs no display (a QCoreApplication locates the trainer it names).
+    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the job at once."));
+    // Before QApplication, which needs a display: --version (a QCoreApplication locates the trainer it names) and
+    // --help answer in an SSH session too (--help-all, which lists Qt's own options, needs the GUI application).
     if (ringmaster::cli::isVersionRequest(argc, argv)) {
         const QCoreApplication core(argc, argv);
         return ringmaster::cli::printVersion("ringmaster", ringmaster::supervisor::foundTrainerLine());
+    }
+    if (isHelpRequest(argc, argv)) {
+        const QCoreApplication core(argc, argv);
+        QCommandLineParser parser;
+        describeCommandLine(parser, start);
+        parser.process(core); // prints the help and exits 0
+        return 0;
+    }
+    // Without any display Qt aborts with a paragraph about platform plugins: say it in one line instead.
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        std::fputs("ringmaster: error: no display (DISPLAY and WAYLAND_DISPLAY are not set): start it in a desktop "
+                   "session or with ssh -X, or run ringmaster-launch in this terminal\n", stderr);
+        return 2;
     }
     QApplication app(argc, argv);
     // The names its QSettings are kept under, which ringmaster-runs reads too (app_settings.h).
@@ -28,13 +65,7 @@ int main(int argc, char** argv)
     for (int size : {16, 22, 24, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/%1/ringmaster.png").arg(size));
     QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Launch and watch data-parallel training runs."));
-    parser.addHelpOption();
-    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A job file to load, e.g. job.ringmaster.json (default: the last job)."));
-    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the job at once."));
-    parser.addOption(start);
-    // Answered above, before QApplication; here so that --help lists it.
-    parser.addOption(QCommandLineOption(QStringLiteral("version"), QStringLiteral("Print the Ringmaster, Qt and LibTorch versions and exit.")));
+    describeCommandLine(parser, start);
     parser.process(app);
 
     ringmaster::ui::MainWindow window;

@@ -101,3 +101,18 @@ def test_help_lists_version(binary):
     result = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stderr
     assert "--version" in result.stdout
+
+
+def test_the_app_answers_help_without_a_display():
+    """ringmaster --help in an SSH session: the usage, not Qt's "could not connect to display" (help2man reads it too)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    for flag in ("--help", "-h"):
+        result = subprocess.run([QT_PROGRAMS["ringmaster"], flag], capture_output=True, text=True, timeout=60, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "display" not in result.stderr, result.stderr
+        assert result.stdout.startswith("Usage: ") and "--start" in result.stdout and "job" in result.stdout, result.stdout
+    # Anything else without a display: one line naming the problem and the way out, exit 2.
+    result = subprocess.run([QT_PROGRAMS["ringmaster"]], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("ringmaster: error: no display") and result.stderr.count("\n") == 1, result.stderr
+    assert "ringmaster-launch" in result.stderr
