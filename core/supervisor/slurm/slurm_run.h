@@ -15,7 +15,10 @@
 //   - each task's log (RUN_DIR/logs/rank-N.log, written by srun), shown live and kept for the failure
 //     report; a script's rank-0 lines are read for scalars as a local run's output is;
 //   - the batch script's own output (RUN_DIR/slurm/batch-<id>.log), where srun names a task that failed
-//     (task_failures.h), which becomes the root cause as a local rank's exit does.
+//     (task_failures.h), which becomes the root cause as a local rank's exit does;
+//   - every trainer rank's heartbeats over the socket or TCP: what its process uses (RUN_DIR/system.csv and
+//     tb/system, system_files.h), and its silence: a hung rank is the root cause, every rank's stacks are taken on
+//     its node (gdb as one more step of the job, stack_dumps.h), then the job is cancelled.
 // Stop sends SIGTERM to the job's tasks (scancel --signal=TERM: each rank checkpoints and exits), and
 // cancels the job after the grace period; Kill cancels it now; a job still pending is simply cancelled.
 // The run concludes only when Slurm says the job is over, so nothing is left in the queue. Destroying
