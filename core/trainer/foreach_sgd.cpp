@@ -46,12 +46,13 @@ torch::Tensor ForeachSgd::step(LossClosure closure)
             std::vector<torch::Tensor> continuingGrads;
             buffers.reserve(params.size());
             for (std::size_t i = 0; i < params.size(); ++i) {
-                auto found = state_.find(stateKey(params[i]));
+                const auto key = stateKey(params[i]);
+                auto found = state_.find(key);
                 if (found == state_.end()) {
                     auto state = std::make_unique<torch::optim::SGDParamState>();
                     state->momentum_buffer(torch::clone(grads[i]).detach());
                     buffers.push_back(state->momentum_buffer());
-                    state_[stateKey(params[i])] = std::move(state);
+                    state_[key] = std::move(state);
                 } else {
                     auto buffer = static_cast<torch::optim::SGDParamState&>(*found->second).momentum_buffer();
                     buffers.push_back(buffer);

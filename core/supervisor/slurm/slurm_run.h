@@ -129,6 +129,9 @@ private:
     // (slurm_run_ending.cpp). Ranks that never reached this host are not judged.
     void watchForHang();
     void dumpStacksThenCancel();
+    // What runs a command on RANK's node beside its process (SlurmClient::commandOnNode); empty when its hello
+    // named no plain node or pid.
+    QStringList commandOnNodeOf(int rank) const;
     void conclude(const SlurmJobStatus& status);
     void judgeFailure(const SlurmJobStatus& status);
     void onStep(const StepMetric& metric, bool overSocket);

@@ -128,9 +128,7 @@ void SlurmRun::watchForHang()
     }
     if (culprit < 0) return;
     m_hung.rank = culprit;
-    const bool located = static_cast<std::size_t>(culprit) < m_whereabouts.size() &&
-                         !m_client.commandOnNode(m_jobId, m_whereabouts[static_cast<std::size_t>(culprit)].node).isEmpty() &&
-                         m_whereabouts[static_cast<std::size_t>(culprit)].pid > 0;
+    const bool located = !commandOnNodeOf(culprit).isEmpty();
     m_hung.reason = QStringLiteral("stopped heartbeating for %1 s (hung; silent ranks: %2)%3")
                         .arg(m_job.heartbeatTimeoutSec).arg(silent.join(QStringLiteral(", ")))
                         .arg(located ? QStringLiteral("; its threads' stacks: %1").arg(m_dir.rankStacks(culprit)) : QString());
@@ -141,14 +139,21 @@ void SlurmRun::watchForHang()
     dumpStacksThenCancel();
 }
 
+QStringList SlurmRun::commandOnNodeOf(int rank) const
+{
+    if (rank < 0 || static_cast<std::size_t>(rank) >= m_whereabouts.size()) return {};
+    const RankWhereabouts& where = m_whereabouts[static_cast<std::size_t>(rank)];
+    return where.pid > 0 ? m_client.commandOnNode(m_jobId, where.node) : QStringList();
+}
+
 void SlurmRun::dumpStacksThenCancel()
 {
     // Each rank that said where it runs gets gdb on its node, as one more step of the job beside its tasks; the
     // job is cancelled once they are taken, which StackDumps bounds whatever srun or gdb do.
     QList<StackDumps::Target> targets;
     for (std::size_t r = 0; r < m_whereabouts.size(); ++r) {
-        const QStringList via = m_client.commandOnNode(m_jobId, m_whereabouts[r].node);
-        if (via.isEmpty() || m_whereabouts[r].pid <= 0) continue;
+        const QStringList via = commandOnNodeOf(static_cast<int>(r));
+        if (via.isEmpty()) continue;
         StackDumps::Target target;
         target.rank = static_cast<int>(r);
         target.pid = m_whereabouts[r].pid;
