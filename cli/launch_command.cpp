@@ -168,8 +168,15 @@ QString launchUsage()
         "%1"
         "any other --flag VALUE is a trainer flag (see ringmaster-trainer --help), e.g. --max-steps 50;\n"
         "trainer flags are refused with --script. A script's hang detection is off unless --heartbeat-timeout is given.\n"
-        "exit codes: 0 completed, 1 failed, 2 bad input (nothing launched), 3 stopped on request,\n"
-        "4 left running in Slurm (terminal closed during a --slurm or --attach run; follow it with --attach).\n").arg(slurmUsage());
+        "\n"
+        "Exit status:\n"
+        "  %2  the run completed\n"
+        "  %3  the run failed (its root cause is printed, and in RUN_DIR/logs/launcher.log)\n"
+        "  %4  bad input: nothing was launched\n"
+        "  %5  stopped on request (Ctrl-C, SIGTERM)\n"
+        "  %6  left running in Slurm (the terminal closed during a --slurm or --attach run; follow it with --attach)\n")
+        .arg(slurmUsage(), QString::number(kLaunchExitCompleted), QString::number(kLaunchExitFailed), QString::number(kLaunchExitUsage),
+             QString::number(kLaunchExitStopped), QString::number(kLaunchExitLeftRunning));
 }
 
 NotifyProgram takeNotifyCommand(QStringList* arguments)
@@ -231,11 +238,8 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
     } else if (const auto at = rest.indexOf(QStringLiteral("--resume")); at >= 0 && at + 1 < rest.size()) {
         // Resuming a run without a job file: continue with that run's own settings, not the defaults.
         const QString runDir = runDirectoryOf(rest.at(at + 1));
-        if (!runDir.isEmpty() && QFileInfo::exists(runDir + QStringLiteral("/job.json"))) {
-            *job = JobSpec::load(runDir + QStringLiteral("/job.json"));
-            job->runDir.clear();       // resolved values of the earlier launch
-            job->masterPort = 0;
-            job->trainerPath.clear();
+        if (!runDir.isEmpty() && QFileInfo::exists(JobSpec::fileOfRun(runDir))) {
+            *job = JobSpec::loadFromRun(runDir).forResume(rest.at(at + 1));
         }
     }
     const bool fileHasTrainerFlags = !jobFile.isEmpty() && !job->trainer.isEmpty();
@@ -545,7 +549,7 @@ void LaunchCommand::onFinished(RunState state)
         const auto cause = m_supervisor->rootCause();
         printLine(QStringLiteral("FAILED: %1").arg(cause.summary()));
         for (const auto& line : cause.lastLines) printLine(QStringLiteral("  | ") + line);
-        if (QFileInfo::exists(dir + QStringLiteral("/logs"))) { // not when the run directory was deleted
+        if (QFileInfo::exists(dir + QLatin1Char('/') + QLatin1String(protocol::kLogsFolder))) { // not when the run directory was deleted
             printLine(QStringLiteral("logs: %1/logs/rank-%2.log").arg(dir).arg(std::max(cause.rank, 0)));
         }
         m_exitCode = kLaunchExitFailed;

@@ -45,7 +45,7 @@ EvalReading readRunEvals(const QString& runDir, qint64 upToStep)
     reading.exists = eval.exists;
     reading.problems = eval.problems;
     if (!eval.exists) return reading;
-    for (const char* column : {"epoch", "step", "val_loss", "val_accuracy"}) {
+    for (const char* column : runs::kEvalColumns) {
         if (eval.column(column) < 0) {
             reading.problems << QStringLiteral("%1 has no %2 column").arg(evalName, QLatin1String(column));
             return reading;
@@ -57,18 +57,18 @@ EvalReading readRunEvals(const QString& runDir, qint64 upToStep)
     std::vector<std::pair<qint64, double>> walls;
     walls.reserve(static_cast<std::size_t>(metrics.rows.size()));
     for (const auto& row : metrics.rows) {
-        const auto step = integerAt(metrics, row, "step");
-        const auto wall = numberAt(metrics, row, "wall_time");
+        const auto step = integerAt(metrics, row, runs::column::kStep);
+        const auto wall = numberAt(metrics, row, runs::column::kWallTime);
         if (step && wall) walls.emplace_back(*step, *wall);
     }
     std::stable_sort(walls.begin(), walls.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 
     for (int i = 0; i < eval.rows.size(); ++i) {
         const auto& row = eval.rows[i];
-        const auto step = integerAt(eval, row, "step");
-        const auto epoch = integerAt(eval, row, "epoch");
-        const auto loss = numberAt(eval, row, "val_loss");
-        const auto accuracy = numberAt(eval, row, "val_accuracy");
+        const auto step = integerAt(eval, row, runs::column::kStep);
+        const auto epoch = integerAt(eval, row, runs::column::kEpoch);
+        const auto loss = numberAt(eval, row, runs::column::kValLoss);
+        const auto accuracy = numberAt(eval, row, runs::column::kValAccuracy);
         if (!step || !epoch || !loss || !accuracy) {
             reading.problems << QStringLiteral("%1 line %2 is not a number where one is expected").arg(evalName).arg(eval.rowLines.value(i));
             continue;

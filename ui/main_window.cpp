@@ -330,27 +330,18 @@ bool MainWindow::resumeRun(const QString& runDir, const QString& checkpoint)
     }
     supervisor::JobSpec job;
     try {
-        job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
+        job = supervisor::JobSpec::loadFromRun(runDir);
     } catch (const supervisor::JobError& e) {
         showBanner(tr("<b>Not resumed:</b> %1").arg(e.message().toHtmlEscaped()), true);
         return false;
     }
-    job.runDir.clear();   // the earlier launch's resolved values, as ringmaster-launch --resume clears them
-    job.masterPort = 0;
-    job.trainerPath.clear();
-    job.resume = checkpoint.isEmpty() ? runDir : checkpoint;
-    return startJob(job);
+    return startJob(job.forResume(checkpoint.isEmpty() ? runDir : checkpoint));
 }
 
 bool MainWindow::newJobFromRun(const QString& runDir)
 {
     try {
-        auto job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
-        job.runDir.clear();   // a new run: a new folder, a free port, the trainer found as for any Start
-        job.masterPort = 0;
-        job.trainerPath.clear();
-        job.resume.clear();
-        job.slurm.jobId.clear();   // a new submission gets its own
+        const auto job = supervisor::JobSpec::loadFromRun(runDir).forNewLaunch();
         loadJob(job, JobForm::JobSource::File); // a run folder may come from someone else
     } catch (const supervisor::JobError& e) {
         showBanner(tr("<b>Not loaded:</b> %1").arg(e.message().toHtmlEscaped()), true);
@@ -413,7 +404,7 @@ bool MainWindow::attachRun(const QString& runDir)
     }
     supervisor::JobSpec job;
     try {
-        job = supervisor::JobSpec::load(runDir + QStringLiteral("/job.json"));
+        job = supervisor::JobSpec::loadFromRun(runDir);
     } catch (const supervisor::JobError& e) {
         showBanner(tr("<b>Not followed:</b> %1").arg(e.message().toHtmlEscaped()), true);
         return false;

@@ -3,6 +3,7 @@
 #include "system_table.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QFile>
 #include <QRegularExpression>
 
@@ -24,7 +25,7 @@ std::map<int, QStringList> readLogTails(const QString& runDir, int lineCount)
     const QDir folder(QDir(runDir).filePath(QString::fromLatin1(runs::kLogsFolder)));
     for (const QString& name : folder.entryList({QStringLiteral("*.log")}, QDir::Files, QDir::Name)) {
         const auto match = rankLog.match(name);
-        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QLatin1String("launcher.log") ? -1 : -2;
+        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QFileInfo(QLatin1String(runs::kLauncherLogFile)).fileName() ? -1 : -2;
         if (rank < -1) continue;
         QFile file(folder.filePath(name));
         if (!file.open(QIODevice::ReadOnly)) continue;

@@ -52,7 +52,7 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
     qint64 rowsUpTo = 0;
     {
         runs::CsvStream count(metricsPath, QLatin1String(runs::kMetricsFile));
-        const int stepColumn = count.column("step");
+        const int stepColumn = count.column(runs::column::kStep);
         QList<QByteArray> row;
         int line = 0;
         while (stepColumn >= 0 && count.next(&row, &line)) {
@@ -67,7 +67,7 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
         const auto value = index >= 0 ? runs::parseCsvNumber(row[index]) : std::nullopt;
         return value ? *value : 0.0;
     };
-    const int stepColumn = column("step");
+    const int stepColumn = column(runs::column::kStep);
     int added = 0;
     qint64 seen = 0;
     QList<QByteArray> row;
@@ -78,23 +78,23 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
         metric.step = step ? *step : -1;
         if (metric.step < 0 || metric.step > upTo) continue;
         if (seen++ % stride != 0 && seen != rowsUpTo) continue;
-        const auto epoch = column("epoch") >= 0 ? runs::parseCsvInteger(row[column("epoch")]) : std::nullopt;
+        const auto epoch = column(runs::column::kEpoch) >= 0 ? runs::parseCsvInteger(row[column(runs::column::kEpoch)]) : std::nullopt;
         metric.epoch = epoch ? *epoch : -1;
-        metric.loss = numberAt(row, column("loss"));
-        metric.lr = numberAt(row, column("lr"));
-        metric.samplesPerSec = numberAt(row, column("samples_per_sec"));
-        metric.wallTime = numberAt(row, column("wall_time"));
+        metric.loss = numberAt(row, column(runs::column::kLoss));
+        metric.lr = numberAt(row, column(runs::column::kLr));
+        metric.samplesPerSec = numberAt(row, column(runs::column::kSamplesPerSec));
+        metric.wallTime = numberAt(row, column(runs::column::kWallTime));
         chart.append(metric);
         ++added;
     }
     const auto eval = runs::readCsvTable(runDir + QLatin1Char('/') + QLatin1String(runs::kEvalFile), QLatin1String(runs::kEvalFile));
     for (const auto& row : eval.rows) {
         supervisor::EvalMetric metric;
-        metric.step = integer(eval, row, "step");
+        metric.step = integer(eval, row, runs::column::kStep);
         if (metric.step < 0 || metric.step > upTo) continue;
-        metric.epoch = integer(eval, row, "epoch");
-        metric.valLoss = number(eval, row, "val_loss");
-        metric.valAccuracy = number(eval, row, "val_accuracy");
+        metric.epoch = integer(eval, row, runs::column::kEpoch);
+        metric.valLoss = number(eval, row, runs::column::kValLoss);
+        metric.valAccuracy = number(eval, row, runs::column::kValAccuracy);
         chart.appendEval(metric);
     }
     chart.flush();

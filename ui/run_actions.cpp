@@ -87,7 +87,7 @@ void RunActions::updateMenu()
     const QString refusal = one ? resumeRefusal(selected.first()) : tr("Select one run");
     m_resume->setEnabled(refusal.isEmpty());
     m_resume->setToolTip(refusal.isEmpty() ? tr("Continue the run in its own folder from a checkpoint you pick") : refusal);
-    m_newJob->setEnabled(one && QFileInfo::exists(selected.first() + QStringLiteral("/job.json")));
+    m_newJob->setEnabled(one && QFileInfo::exists(selected.first() + QLatin1Char('/') + QLatin1String(runs::kJobFile)));
     m_scalars->setEnabled(!exported.isEmpty());
     m_bundle->setEnabled(one);
     m_chart->setEnabled(!exported.isEmpty());
@@ -104,7 +104,7 @@ QStringList RunActions::exportedRuns() const
 QString RunActions::resumeRefusal(const QString& runDir) const
 {
     if (QDir::cleanPath(QFileInfo(runDir).absoluteFilePath()) == QDir::cleanPath(m_activeRun())) return tr("This run is running now");
-    if (!QFileInfo::exists(runDir + QStringLiteral("/job.json"))) return tr("This run has no job.json to resume with");
+    if (!QFileInfo::exists(runDir + QLatin1Char('/') + QLatin1String(runs::kJobFile))) return tr("This run has no job.json to resume with");
     runs::RunRecord record = runs::readRunRecord(runDir);
     runs::applyRunLiveness(&record);   // another launcher or window may be running it now
     if (record.status == QLatin1String(runs::kStatusRunning)) return tr("This run is being run now by another launcher or window");

@@ -46,6 +46,8 @@
 //    first carries only rss_mib and threads. A Slurm run records them in system.csv: the launcher cannot read
 //    the /proc of another node. A local run samples the ranks' process trees itself and ignores them.)
 
+#include "run_layout.h"
+
 namespace ringmaster::protocol {
 
 inline constexpr int kProtocolVersion = 1;
@@ -74,7 +76,7 @@ inline constexpr const char* kTypeChallenge = "challenge";
 // Keys.
 inline constexpr const char* kKeyVersion = "v";
 inline constexpr const char* kKeyType = "type";
-inline constexpr const char* kKeyRank = "rank";
+inline constexpr const char* kKeyRank = column::kRank;
 inline constexpr const char* kKeyPid = "pid";
 // The hello's node: SLURMD_NODENAME under Slurm, else the host name. Optional; where a hung rank's stacks are
 // taken (srun onto that node). Not covered by the hello's MAC: the supervisor only accepts a plain node name.
@@ -82,14 +84,15 @@ inline constexpr const char* kKeyHost = "host";
 inline constexpr const char* kKeyToken = "token";
 inline constexpr const char* kKeyNonce = "nonce";
 inline constexpr const char* kKeyMac = "mac";
-inline constexpr const char* kKeyStep = "step";
-inline constexpr const char* kKeyEpoch = "epoch";
-inline constexpr const char* kKeyLoss = "loss";
-inline constexpr const char* kKeyLr = "lr";
-inline constexpr const char* kKeySamplesPerSec = "samples_per_sec";
-inline constexpr const char* kKeyWallTime = "wall_time";
-inline constexpr const char* kKeyValLoss = "val_loss";
-inline constexpr const char* kKeyValAccuracy = "val_accuracy";
+// A step's and an evaluation's values: named as the CSV columns they become (run_layout.h).
+inline constexpr const char* kKeyStep = column::kStep;
+inline constexpr const char* kKeyEpoch = column::kEpoch;
+inline constexpr const char* kKeyLoss = column::kLoss;
+inline constexpr const char* kKeyLr = column::kLr;
+inline constexpr const char* kKeySamplesPerSec = column::kSamplesPerSec;
+inline constexpr const char* kKeyWallTime = column::kWallTime;
+inline constexpr const char* kKeyValLoss = column::kValLoss;
+inline constexpr const char* kKeyValAccuracy = column::kValAccuracy;
 inline constexpr const char* kKeyPath = "path";
 inline constexpr const char* kKeyStatus = "status";
 inline constexpr const char* kKeyMessage = "message";

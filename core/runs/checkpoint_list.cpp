@@ -64,9 +64,9 @@ QList<CheckpointInfo> listRunCheckpoints(const QString& runDir)
     markBest(folder, list);
 
     const CsvTable metrics = readCsvTable(runDir + QLatin1Char('/') + QLatin1String(kMetricsFile), QLatin1String(kMetricsFile));
-    const int stepColumn = metrics.column("step");
-    const int epochColumn = metrics.column("epoch");
-    const int lossColumn = metrics.column("loss");
+    const int stepColumn = metrics.column(column::kStep);
+    const int epochColumn = metrics.column(column::kEpoch);
+    const int lossColumn = metrics.column(column::kLoss);
     if (stepColumn < 0) return list;
     // The row with the largest step at or before each checkpoint's (rows are in step order, but a
     // damaged or resumed file is not trusted to be).

@@ -77,7 +77,4 @@ private:
 std::optional<double> parseCsvNumber(const QByteArray& field);
 std::optional<qint64> parseCsvInteger(const QByteArray& field);
 
-// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
-QString csvField(const QString& text);
-
 } // namespace ringmaster::runs

@@ -7,9 +7,9 @@
 
 #include <QString>
 
-namespace ringmaster::runs {
+#include "run_files.h"   // kEnvironmentFile
 
-inline constexpr const char* kEnvironmentFile = "environment.json";
+namespace ringmaster::runs {
 
 struct BundleOptions
 {

@@ -12,17 +12,26 @@
 
 namespace ringmaster::runs {
 
-inline constexpr const char* kJobFile = "job.json";
-inline constexpr const char* kSummaryFile = "summary.json";
-inline constexpr const char* kMetricsFile = "metrics.csv";
-inline constexpr const char* kEvalFile = "eval.csv";
-inline constexpr const char* kScalarsFile = "scalars.csv";
-inline constexpr const char* kClassesFile = "classes.json";
-inline constexpr const char* kCommandsFile = "commands.json";
-inline constexpr const char* kModelFile = "model.pt";
-inline constexpr const char* kLogsFolder = "logs";
-inline constexpr const char* kCheckpointsFolder = protocol::kCheckpointsFolder;
-inline constexpr const char* kSlurmFolder = "slurm";   // a Slurm run's job.sbatch, job-id, batch-<id>.log
+// The names are the run directory's own, declared once in core/protocol/run_layout.h.
+using protocol::kCheckpointsFolder;
+using protocol::kClassesFile;
+using protocol::kCommandsFile;
+using protocol::kEnvironmentFile;
+using protocol::kEvalFile;
+using protocol::kJobFile;
+using protocol::kLauncherLogFile;
+using protocol::kLogsFolder;
+using protocol::kMetricsFile;
+using protocol::kModelFile;
+using protocol::kNotesFile;
+using protocol::kScalarsFile;
+using protocol::kSlurmFolder;
+using protocol::kSlurmJobIdFile;
+using protocol::kSummaryFile;
+// The CSVs' columns (metrics.csv, eval.csv, scalars.csv, system.csv), by name.
+namespace column = protocol::column;
+using protocol::kEvalColumns;
+using protocol::kMetricsColumns;
 
 // The files a run's listed fields are read from (notes.json too: run_notes.h); the index is stale when any
 // of them changed.

@@ -34,7 +34,7 @@ void applyRunLiveness(RunRecord* record)
     // The last start's final status: written after the lock was taken (an earlier segment's is older). The
     // supervisor lets go of the lock just after writing it, so a held lock with such a status is a run ending.
     const qint64 locked = mtimeNs(record->path + QLatin1Char('/') + QLatin1String(protocol::kRunLockFile));
-    const qint64 summary = mtimeNs(record->path + QStringLiteral("/summary.json"));
+    const qint64 summary = mtimeNs(record->path + QLatin1Char('/') + QLatin1String(protocol::kSummaryFile));
     if (isFinalStatus(record->status) && summary > locked) return;
     record->status = QString::fromLatin1(lock == protocol::RunLockState::Held ? kStatusRunning : kStatusInterrupted);
 }

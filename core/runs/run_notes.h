@@ -10,9 +10,9 @@
 #include <QString>
 #include <QStringList>
 
-namespace ringmaster::runs {
+#include "run_files.h"   // kNotesFile
 
-inline constexpr const char* kNotesFile = "notes.json";
+namespace ringmaster::runs {
 
 struct RunNotes
 {

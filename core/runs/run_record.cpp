@@ -201,8 +201,8 @@ int rankOf(const Text& name, const char* const (&names)[N])
 void readScalars(CsvStream& scalars, RunRecord* record)
 {
     const int stepColumn = scalars.column(protocol::kKeyStep);
-    const int nameColumn = scalars.column("name");
-    const int valueColumn = scalars.column("value");
+    const int nameColumn = scalars.column(column::kName);
+    const int valueColumn = scalars.column(column::kValue);
     if (scalars.exists() && !scalars.header().isEmpty() && (stepColumn < 0 || nameColumn < 0 || valueColumn < 0)) {
         record->problems << QStringLiteral("scalars.csv has no step, name or value column");
         return;

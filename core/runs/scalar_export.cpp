@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "../protocol/run_layout.h"
 #include "csv_table.h"
 #include "run_files.h"
 
@@ -42,7 +43,7 @@ QByteArray scalarsAsCsv(const QList<ScalarRecord>& records)
     QHash<QString, QByteArray> fields;   // run and scalar names repeat: quote each once
     const auto field = [&fields](const QString& text) -> const QByteArray& {
         auto it = fields.find(text);
-        if (it == fields.end()) it = fields.insert(text, csvField(text).toUtf8());
+        if (it == fields.end()) it = fields.insert(text, QByteArray::fromStdString(protocol::csvField(text.toStdString())));
         return *it;
     };
     for (const ScalarRecord& r : records) {

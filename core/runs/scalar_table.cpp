@@ -85,8 +85,8 @@ void fromScalarsCsv(CsvStream& table, const QString& run, Collector* out, QStrin
 {
     const int stepColumn = table.column(protocol::kKeyStep);
     const int wallColumn = table.column(protocol::kKeyWallTime);
-    const int nameColumn = table.column("name");
-    const int valueColumn = table.column("value");
+    const int nameColumn = table.column(column::kName);
+    const int valueColumn = table.column(column::kValue);
     if (stepColumn < 0 || nameColumn < 0 || valueColumn < 0) {
         *problems << QStringLiteral("scalars.csv has no step, name or value column");
         return;

@@ -7,11 +7,10 @@
 
 #include <QString>
 
+#include "run_files.h"   // kSlurmJobIdFile
 #include "run_record.h"
 
 namespace ringmaster::runs {
-
-inline constexpr const char* kSlurmJobIdFile = "slurm/job-id";
 
 // The Slurm job id RUN_DIR was submitted as ("57", "57_3" for an array task), or empty when it was not
 // submitted to Slurm (or the id is not one).

@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "csv_table.h"
-#include "run_layout.h"
+#include "run_files.h"
 
 namespace ringmaster::runs {
 
@@ -17,10 +17,10 @@ ScalarTable readRunSystem(const QString& dir)
     const QString file = QString::fromLatin1(protocol::kSystemFile);
     CsvStream csv(QDir(dir).filePath(file), file);
     if (!csv.exists()) return table;
-    const int wallColumn = csv.column("wall_time");
-    const int rankColumn = csv.column("rank");
-    const int nameColumn = csv.column("name");
-    const int valueColumn = csv.column("value");
+    const int wallColumn = csv.column(column::kWallTime);
+    const int rankColumn = csv.column(column::kRank);
+    const int nameColumn = csv.column(column::kName);
+    const int valueColumn = csv.column(column::kValue);
     if (wallColumn < 0 || rankColumn < 0 || nameColumn < 0 || valueColumn < 0) {
         table.problems << QStringLiteral("%1 has no wall_time, rank, name or value column").arg(file);
         return table;

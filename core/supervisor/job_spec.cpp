@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "../protocol/run_layout.h"
 #include "control_characters.h"
 #include "slurm/batch_script.h"
 
@@ -263,6 +264,30 @@ QString flagValueText(const QJsonValue& value)
         return QString::number(static_cast<qint64>(number));
     }
     return QString::number(number, 'g', QLocale::FloatingPointShortest);
+}
+
+QString JobSpec::fileOfRun(const QString& runDir)
+{
+    return runDir + QLatin1Char('/') + QLatin1String(protocol::kJobFile);
+}
+
+JobSpec JobSpec::forNewLaunch() const
+{
+    JobSpec job = *this;
+    job.runDir.clear();
+    job.masterPort = 0;
+    job.trainerPath.clear();
+    job.trainerPathFromFile = false;
+    job.resume.clear();
+    job.slurm.jobId.clear(); // a new submission gets its own
+    return job;
+}
+
+JobSpec JobSpec::forResume(const QString& target) const
+{
+    JobSpec job = forNewLaunch();
+    job.resume = target;
+    return job;
 }
 
 QString runDirectoryOf(const QString& resumeTarget)

@@ -78,10 +78,18 @@ struct JobSpec
     // Throws JobError (with a message naming the key) for a malformed file or value.
     static JobSpec fromJson(const QJsonObject& object, const QString& origin);
     static JobSpec load(const QString& path);
+    // RUN_DIR/job.json: the job a run was launched with.
+    static QString fileOfRun(const QString& runDir);
+    static JobSpec loadFromRun(const QString& runDir) { return load(fileOfRun(runDir)); }
     void save(const QString& path) const;
     // Sets a trainer flag ("batch-size" or "batch_size"), stored with '_'.
     void setTrainerOption(const QString& flag, const QJsonValue& value);
     QString trainerOption(const QString& flag, const QString& fallback = {}) const;
+    // An earlier run's job (its job.json) launched again, without what that launch resolved for itself (its run
+    // directory, rendezvous port, trainer path, Slurm job id): forNewLaunch() starts a new run in a new folder,
+    // forResume(TARGET) continues the run from TARGET (its run directory, or one of its checkpoints).
+    JobSpec forNewLaunch() const;
+    JobSpec forResume(const QString& target) const;
 };
 
 // The run directory a --resume target belongs to: the folder itself, or for a checkpoint file

@@ -1,9 +1,10 @@
 #pragma once
 // The seam between a run and where its ranks run. RunSupervisor (run_supervisor.h), which the launcher
-// and the GUI use, owns one backend per run and forwards its signals: LocalRun (local_run.h) starts the
+// and the GUI use, owns one backend per run and forwards its signals: LocalRun (local/local_run.h) starts the
 // ranks on this machine in one process group; SlurmRun (slurm/slurm_run.h) submits them to Slurm as one
 // batch job and follows it. A backend reports through the same signals either way, so the front ends
-// never ask which one is behind a run. Calls a backend cannot honour (a process group under Slurm) answer
+// never ask which one is behind a run. Both derive from RunBackendBase (run_backend_base.h), which holds
+// what they share and does it once. Calls a backend cannot honour (a process group under Slurm) answer
 // with a neutral value (0, empty).
 
 #include <QList>

@@ -20,8 +20,8 @@ namespace ringmaster::supervisor {
 bool RunDirectory::adopt(const QString& path, QString* error)
 {
     const QString absolute = QFileInfo(path).absoluteFilePath();
-    if (!QFileInfo(absolute + QStringLiteral("/job.json")).isFile()) {
-        *error = QStringLiteral("%1 is not a run directory (it has no job.json)").arg(path);
+    if (!QFileInfo(absolute + QLatin1Char('/') + QLatin1String(protocol::kJobFile)).isFile()) {
+        *error = QStringLiteral("%1 is not a run directory (it has no %2)").arg(path, QLatin1String(protocol::kJobFile));
         return false;
     }
     if (const std::string link = protocol::symlinkProblem(QFile::encodeName(absolute).toStdString()); !link.empty()) {
@@ -49,7 +49,7 @@ void RunDirectory::openLauncherLog()
 {
     m_launcherLog.setRotation(kLogRotateBytes);
     QString error;
-    if (!m_launcherLog.open(m_path + QStringLiteral("/logs/launcher.log"), &error)) reportWriteFailure(m_path + QStringLiteral("/logs/launcher.log"), error);
+    if (!m_launcherLog.open(file(protocol::kLauncherLogFile), &error)) reportWriteFailure(file(protocol::kLauncherLogFile), error);
 }
 
 bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& trainerPath, QString* error, bool holdRunLock)
@@ -69,8 +69,8 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
     } else if (!job.runDir.isEmpty()) {
         m_path = QFileInfo(job.runDir).absoluteFilePath();
         // A script run leaves no metrics.csv; its summary.json marks the folder as a run's.
-        if (QFileInfo::exists(m_path + QStringLiteral("/metrics.csv")) ||
-            (job.isScript() && QFileInfo::exists(m_path + QStringLiteral("/summary.json")))) {
+        if (QFileInfo::exists(file(protocol::kMetricsFile)) ||
+            (job.isScript() && QFileInfo::exists(file(protocol::kSummaryFile)))) {
             *error = QStringLiteral("--out %1 already holds a run: continue it with --resume %1, or choose another folder")
                          .arg(m_path);
             return false;
@@ -98,8 +98,8 @@ bool RunDirectory::prepare(const JobSpec& job, int masterPort, const QString& tr
             return false;
         }
     }
-    if (!makeFolder(m_path + QStringLiteral("/logs")) && errno != EEXIST) {
-        const bool failed = cannotCreate(m_path + QStringLiteral("/logs"));
+    if (!makeFolder(file(protocol::kLogsFolder)) && errno != EEXIST) {
+        const bool failed = cannotCreate(file(protocol::kLogsFolder));
         if (created) QDir(m_path).removeRecursively();
         return failed;
     }
@@ -162,7 +162,7 @@ QStringList RunDirectory::removeTempFilesOf(qint64 pid) const
     QStringList removed;
     if (m_path.isEmpty() || pid <= 0) return removed;
     const QString pattern = QStringLiteral("*.tmp-%1").arg(pid);
-    for (const QString& folder : QStringList{m_path, m_path + QStringLiteral("/checkpoints")}) {
+    for (const QString& folder : QStringList{m_path, file(protocol::kCheckpointsFolder)}) {
         const QDir dir(folder);
         for (const QString& name : dir.entryList({pattern}, QDir::Files | QDir::Hidden)) {
             if (QFile::remove(dir.filePath(name))) removed << dir.filePath(name);
@@ -189,15 +189,16 @@ void RunDirectory::removeRankLeftovers(int worldSize) const
 
 QString RunDirectory::latestCheckpoint() const
 {
-    const auto files = QDir(m_path + QStringLiteral("/checkpoints")).entryList({QStringLiteral("step-*.pt")}, QDir::Files, QDir::Name);
-    return files.isEmpty() ? QString() : m_path + QStringLiteral("/checkpoints/") + files.last();
+    const QDir checkpoints(file(protocol::kCheckpointsFolder));
+    const auto files = checkpoints.entryList({QLatin1String(protocol::kCheckpointPrefix) + QStringLiteral("*.pt")}, QDir::Files, QDir::Name);
+    return files.isEmpty() ? QString() : checkpoints.filePath(files.last());
 }
 
 QString RunDirectory::summaryStatus() const
 {
-    QFile file(m_path + QStringLiteral("/summary.json"));
-    if (!file.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("status")).toString();
+    QFile summary(file(protocol::kSummaryFile));
+    if (!summary.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(summary.readAll()).object().value(QStringLiteral("status")).toString();
 }
 
 void RunDirectory::reportWriteFailure(const QString& path, const QString& reason)
@@ -225,9 +226,9 @@ QJsonObject stragglerRecord(int rank, const QString& message)
 bool RunDirectory::patchSummary(const Outcome& outcome)
 {
     if (!lostReason().isEmpty()) return false; // never into a folder that took the deleted one's name
-    const QString file = m_path + QStringLiteral("/summary.json");
+    const QString path = file(protocol::kSummaryFile);
     QJsonObject summary;
-    QFile in(file);
+    QFile in(path);
     if (in.open(QIODevice::ReadOnly)) summary = QJsonDocument::fromJson(in.readAll()).object();
     in.close();
     const bool failed = outcome.state == RunState::Failed;
@@ -253,12 +254,12 @@ bool RunDirectory::patchSummary(const Outcome& outcome)
         summary.insert(QStringLiteral("root_cause_rank"), outcome.rootCause.rank);
         summary.insert(QStringLiteral("root_cause_last_lines"), QJsonArray::fromStringList(outcome.rootCause.lastLines));
     }
-    return writeWhole(file, QJsonDocument(summary).toJson(QJsonDocument::Indented));
+    return writeWhole(path, QJsonDocument(summary).toJson(QJsonDocument::Indented));
 }
 
 bool RunDirectory::writeCommands(const QJsonObject& record)
 {
-    return writeWhole(m_path + QStringLiteral("/commands.json"), QJsonDocument(record).toJson(QJsonDocument::Indented));
+    return writeWhole(file(protocol::kCommandsFile), QJsonDocument(record).toJson(QJsonDocument::Indented));
 }
 
 void RunDirectory::log(const QString& message)

@@ -20,9 +20,11 @@
 #include <QStringList>
 
 #include <functional>
+#include <string>
 
 #include "appending_file.h"
 #include "job_spec.h"
+#include "run_layout.h"
 #include "run_lock.h"
 #include "run_types.h"
 
@@ -55,8 +57,11 @@ public:
     // followed again after the launcher that submitted it exited). False with *error set when it has no job.json.
     bool adopt(const QString& path, QString* error);
     QString path() const { return m_path; }
-    QString jobFile() const { return m_path + QStringLiteral("/job.json"); }
-    QString rankLog(int rank) const { return m_path + QStringLiteral("/logs/rank-%1.log").arg(rank); }
+    // A file of the run directory by its name in core/protocol/run_layout.h ("job.json", "logs/rank-3.log").
+    QString file(const char* relative) const { return m_path + QLatin1Char('/') + QLatin1String(relative); }
+    QString file(const std::string& relative) const { return m_path + QLatin1Char('/') + QString::fromStdString(relative); }
+    QString jobFile() const { return file(protocol::kJobFile); }
+    QString rankLog(int rank) const { return file(protocol::rankLogFile(rank)); }
     // Every thread's stack of rank N, taken when the group hung (stack_dumps.h; script_environment.h names it).
     QString rankStacks(int rank) const;
     // Removes what ranks 0..worldSize-1 made in logs/ in case they hung and that no longer means anything: a stacks

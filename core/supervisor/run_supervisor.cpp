@@ -1,6 +1,6 @@
 #include "run_supervisor.h"
 
-#include "local_run.h"
+#include "local/local_run.h"
 #include "slurm/slurm_run.h"
 #include "trusted_programs.h"
 

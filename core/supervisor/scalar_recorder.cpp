@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "../protocol/run_layout.h"
 #include "../protocol/wire.h"
 
 namespace ringmaster::supervisor {
@@ -42,7 +43,8 @@ ScalarBatch scalarsOf(const EvalMetric& metric)
 
 bool ScalarRecorder::open(const QString& runDir)
 {
-    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(kScalarsFileName)), kScalarsHeader, &m_error);
+    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(protocol::kScalarsFile)),
+                          QByteArray::fromStdString(protocol::csvHeader(protocol::kScalarsColumns)), &m_error);
 }
 
 bool ScalarRecorder::append(const ScalarBatch& scalars)
@@ -53,14 +55,14 @@ bool ScalarRecorder::append(const ScalarBatch& scalars)
 bool ScalarRecorder::append(const ScalarBatch& scalars, double wallTime)
 {
     if (!m_file.isOpen()) {
-        m_error = QStringLiteral("scalars.csv is not open");
+        m_error = QStringLiteral("%1 is not open").arg(QLatin1String(protocol::kScalarsFile));
         return false;
     }
     if (scalars.values.isEmpty()) return true;
     const QString prefix = QString::number(scalars.step) + QLatin1Char(',') + QString::number(wallTime, 'f', kWallTimeDecimals) + QLatin1Char(',');
     QString rows;
     for (const auto& scalar : scalars.values) {
-        rows += prefix + csvField(scalar.name) + QLatin1Char(',') + QString::number(scalar.value, 'g', kRoundTripDigits) + QLatin1Char('\n');
+        rows += prefix + QString::fromStdString(protocol::csvField(scalar.name.toStdString())) + QLatin1Char(',') + QString::number(scalar.value, 'g', kRoundTripDigits) + QLatin1Char('\n');
     }
     const QByteArray bytes = rows.toUtf8();
     if (const QString failed = m_file.append(bytes); !failed.isEmpty()) {
@@ -69,17 +71,6 @@ bool ScalarRecorder::append(const ScalarBatch& scalars, double wallTime)
     }
     m_rowsWritten += scalars.values.size();
     return true;
-}
-
-QString ScalarRecorder::csvField(const QString& text)
-{
-    if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n')) &&
-        !text.contains(QLatin1Char('\r'))) {
-        return text;
-    }
-    QString quoted = text;
-    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-    return QLatin1Char('"') + quoted + QLatin1Char('"');
 }
 
 } // namespace ringmaster::supervisor

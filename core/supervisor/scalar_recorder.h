@@ -1,7 +1,7 @@
 #pragma once
 // RUN_DIR/scalars.csv: every scalar the supervisor receives (a script's printed values, the helper
 // module's "scalars" frames, the built-in trainer's step and eval metrics), one row per value:
-//   step,wall_time,name,value
+//   step,wall_time,name,value   (protocol::kScalarsColumns, core/protocol/run_layout.h)
 // wall_time is Unix time in seconds (as TensorBoard's), taken when the value arrived; value has full
 // round-trip precision. Rows are appended as they arrive, each batch in one write that is flushed at
 // once, so the file is complete up to the last batch even if the GUI or the launcher is closed or
@@ -14,9 +14,6 @@
 #include "run_types.h"
 
 namespace ringmaster::supervisor {
-
-inline constexpr const char* kScalarsFileName = "scalars.csv";
-inline constexpr const char* kScalarsHeader = "step,wall_time,name,value";
 
 // The built-in trainer's metrics as scalars (loss, lr, samples_per_sec, epoch; val_loss, val_accuracy),
 // without the values that are not finite (a regression model has no accuracy).
@@ -39,7 +36,6 @@ public:
     bool append(const ScalarBatch& scalars);
 
     // A CSV field: quoted (and its quotes doubled) when it holds a comma, a quote or a line break.
-    static QString csvField(const QString& text);
 
 private:
     AppendingFile m_file;

@@ -2,11 +2,13 @@
 
 #include <csignal>
 
+#include "../protocol/run_layout.h"
+
 namespace ringmaster::supervisor {
 
 QString errorFileOf(const QString& runDir, const QString& rank)
 {
-    return runDir + QStringLiteral("/logs/error-rank-") + rank + QStringLiteral(".json");
+    return runDir + QLatin1Char('/') + QString::fromStdString(protocol::rankErrorFile(rank.toStdString()));
 }
 
 int pythonStacksSignal()
@@ -16,12 +18,12 @@ int pythonStacksSignal()
 
 QString stacksFileOf(const QString& runDir, const QString& rank)
 {
-    return runDir + QStringLiteral("/logs/rank-") + rank + QStringLiteral(".stacks.txt");
+    return runDir + QLatin1Char('/') + QString::fromStdString(protocol::rankStacksFile(rank.toStdString()));
 }
 
 QString ncclTraceStemOf(const QString& runDir)
 {
-    return runDir + QStringLiteral("/logs/nccl-trace-rank-");
+    return runDir + QLatin1Char('/') + QLatin1String(protocol::kNcclTracePrefix);
 }
 
 QList<QPair<QString, QString>> ncclTraceEnvironment(const QString& runDir)

@@ -14,7 +14,7 @@ constexpr int kValueDigits = 17;      // every double reads back exactly (as sca
 
 bool SystemRecorder::open(const QString& runDir)
 {
-    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(protocol::kSystemFile)), protocol::kSystemHeader, &m_error);
+    return m_file.openCsv(QDir(runDir).filePath(QString::fromLatin1(protocol::kSystemFile)), QByteArray::fromStdString(protocol::csvHeader(protocol::kSystemColumns)), &m_error);
 }
 
 bool SystemRecorder::append(const QList<SystemSample>& samples)

@@ -15,6 +15,7 @@
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickler.h>
 
+#include "../protocol/run_layout.h"
 #include "atomic_file.h"
 #include "device_setup.h"
 #include "errors.h"
@@ -26,7 +27,6 @@ namespace ringmaster::trainer {
 namespace {
 
 constexpr std::int64_t kCheckpointFormat = 1;
-constexpr const char* kCheckpointPrefix = "step-";
 
 void createFolders(const fs::path& dir)
 {
@@ -58,7 +58,7 @@ bool stallsForTests(std::int64_t step)
 // The step in a checkpoint's file name (step-NNNNNNNN.pt), or -1.
 std::int64_t stepOfName(const std::string& name)
 {
-    const std::string prefix = kCheckpointPrefix;
+    const std::string prefix = protocol::kCheckpointPrefix;
     if (name.rfind(prefix, 0) != 0) return -1;
     try {
         std::size_t used = 0;
@@ -82,7 +82,7 @@ std::string utcStamp()
 std::string checkpointName(std::int64_t step)
 {
     char name[64];
-    std::snprintf(name, sizeof name, "%s%08lld.pt", kCheckpointPrefix, static_cast<long long>(step));
+    std::snprintf(name, sizeof name, "%s%08lld.pt", protocol::kCheckpointPrefix, static_cast<long long>(step));
     return name;
 }
 
@@ -111,7 +111,7 @@ torch::Tensor cpuRngState()
 std::vector<std::string> listCheckpoints(const std::string& runDir)
 {
     std::vector<std::string> files;
-    const fs::path dir = fs::path(runDir) / "checkpoints";
+    const fs::path dir = fs::path(runDir) / protocol::kCheckpointsFolder;
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
         if (entry.is_regular_file() && stepOfName(entry.path().filename().string()) >= 0) {
@@ -128,7 +128,7 @@ std::string saveCheckpoint(const std::string& runDir, const CheckpointHeader& he
                            torch::optim::Optimizer& optimizer, const torch::Device& device, int keep,
                            std::int64_t keepAlso)
 {
-    const fs::path dir = fs::path(runDir) / "checkpoints";
+    const fs::path dir = fs::path(runDir) / protocol::kCheckpointsFolder;
     createCheckpointFolder(dir);
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive modelArchive;
@@ -188,7 +188,7 @@ void pruneCheckpoints(const std::string& runDir, int keep, std::int64_t keepAlso
 bool isInCheckpointFolder(const std::string& runDir, const std::string& checkpoint)
 {
     std::error_code error;
-    const fs::path folder = fs::weakly_canonical(fs::path(runDir) / "checkpoints", error);
+    const fs::path folder = fs::weakly_canonical(fs::path(runDir) / protocol::kCheckpointsFolder, error);
     const fs::path parent = fs::weakly_canonical(fs::path(checkpoint), error).parent_path();
     return !error && parent == folder;
 }
@@ -200,7 +200,7 @@ std::string abandonCheckpointsAfter(const std::string& runDir, std::int64_t step
         if (stepOfName(fs::path(file).filename().string()) > step) later.emplace_back(file);
     }
     if (later.empty()) return {};
-    const fs::path dir = fs::path(runDir) / "checkpoints";
+    const fs::path dir = fs::path(runDir) / protocol::kCheckpointsFolder;
     fs::path target = dir / (std::string(kAbandonedPrefix) + utcStamp());
     for (int suffix = 2; fs::exists(target); ++suffix) {
         target = dir / (std::string(kAbandonedPrefix) + utcStamp() + "-" + std::to_string(suffix));

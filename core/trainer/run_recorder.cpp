@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "../protocol/run_layout.h"
 #include "atomic_file.h"
 #include "errors.h"
 
@@ -37,14 +38,14 @@ struct ExactNumber
 };
 
 // Keeps the header and the complete rows whose step column is <= lastStep.
-void truncateCsv(const std::string& path, const char* header, int stepColumn, std::int64_t lastStep,
+void truncateCsv(const std::string& path, const std::string& header, int stepColumn, std::int64_t lastStep,
                  const std::string& abandonedDir)
 {
     const std::string original = readFileWhole(path);
     if (!abandonedDir.empty()) {
         writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), original);
     }
-    const auto columns = std::count(header, header + std::char_traits<char>::length(header), ',');
+    const auto columns = std::count(header.begin(), header.end(), ',');
     std::istringstream in(original);
     std::ostringstream kept;
     kept << header << '\n';
@@ -68,7 +69,7 @@ void truncateCsv(const std::string& path, const char* header, int stepColumn, st
     writeFileAtomically(path, kept.str());
 }
 
-int openCsv(const std::string& path, const char* header, int stepColumn, std::int64_t resumeStep,
+int openCsv(const std::string& path, const std::string& header, int stepColumn, std::int64_t resumeStep,
             const std::string& abandonedDir)
 {
     if (resumeStep >= 0 && fs::exists(path)) {
@@ -78,7 +79,7 @@ int openCsv(const std::string& path, const char* header, int stepColumn, std::in
         if (!abandonedDir.empty() && fs::exists(path)) {
             writeFileAtomically((fs::path(abandonedDir) / fs::path(path).filename()).string(), readFileWhole(path));
         }
-        writeFileAtomically(path, std::string(header) + "\n");
+        writeFileAtomically(path, header + "\n");
     }
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) throw IoError(path, "open", errno);
@@ -93,10 +94,10 @@ RunRecorder::RunRecorder(const std::string& runDir, std::int64_t resumeStep, con
     std::error_code error;
     fs::create_directories(runDir, error);
     if (error) throw IoError(runDir, "create folder", error.value());
-    m_metrics.path = (fs::path(runDir) / "metrics.csv").string();
-    m_metrics.fd = openCsv(m_metrics.path, kMetricsHeader, 0, resumeStep, abandonedDir);
-    m_eval.path = (fs::path(runDir) / "eval.csv").string();
-    m_eval.fd = openCsv(m_eval.path, kEvalHeader, 1, resumeStep, abandonedDir);
+    m_metrics.path = (fs::path(runDir) / protocol::kMetricsFile).string();
+    m_metrics.fd = openCsv(m_metrics.path, protocol::csvHeader(protocol::kMetricsColumns), 0, resumeStep, abandonedDir);
+    m_eval.path = (fs::path(runDir) / protocol::kEvalFile).string();
+    m_eval.fd = openCsv(m_eval.path, protocol::csvHeader(protocol::kEvalColumns), 1, resumeStep, abandonedDir);
 }
 
 RunRecorder::~RunRecorder()
@@ -144,7 +145,7 @@ void RunRecorder::appendEval(std::int64_t epoch, std::int64_t step, double valLo
 
 void RunRecorder::writeSummary(const nlohmann::json& summary)
 {
-    writeFileAtomically((fs::path(m_runDir) / "summary.json").string(), summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    writeFileAtomically((fs::path(m_runDir) / protocol::kSummaryFile).string(), summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 } // namespace ringmaster::trainer

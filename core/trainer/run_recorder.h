@@ -12,9 +12,6 @@
 
 namespace ringmaster::trainer {
 
-inline constexpr const char* kMetricsHeader = "step,epoch,loss,lr,samples_per_sec,wall_time";
-inline constexpr const char* kEvalHeader = "epoch,step,val_loss,val_accuracy";
-
 class RunRecorder
 {
 public:

@@ -33,7 +33,7 @@ void settleFile(const fs::path& file, std::int64_t resumeStep, const std::string
 {
     const std::string original = readFileWhole(file.string());
     if (!abandonedDir.empty()) {
-        const fs::path aside = fs::path(abandonedDir) / kTensorBoardDir;
+        const fs::path aside = fs::path(abandonedDir) / protocol::kTensorBoardFolder;
         std::error_code error;
         fs::create_directories(aside, error); // a failure shows as the write's error
         writeFileAtomically((aside / file.filename()).string(), original);
@@ -68,7 +68,7 @@ std::string eventRecordsUpTo(std::string_view bytes, std::int64_t lastStep)
 
 void settleTensorBoardTimeline(const std::string& runDir, std::int64_t resumeStep, const std::string& abandonedDir)
 {
-    for (const fs::path& file : eventFilesIn(fs::path(runDir) / kTensorBoardDir)) {
+    for (const fs::path& file : eventFilesIn(fs::path(runDir) / protocol::kTensorBoardFolder)) {
         try {
             settleFile(file, resumeStep, abandonedDir);
         } catch (const std::exception& error) {

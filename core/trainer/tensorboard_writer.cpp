@@ -28,7 +28,7 @@ double unixSecondsNow()
 
 std::unique_ptr<TensorBoardWriter> TensorBoardWriter::forRunDir(const std::string& runDir)
 {
-    const std::filesystem::path folder = std::filesystem::path(runDir) / kTensorBoardDir;
+    const std::filesystem::path folder = std::filesystem::path(runDir) / protocol::kTensorBoardFolder;
     std::error_code error;
     std::filesystem::create_directories(folder, error); // a failure shows as the open's error below
     return std::make_unique<TensorBoardWriter>(tb::nextEventFilePath(folder.string()));

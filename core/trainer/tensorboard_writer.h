@@ -12,16 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "../protocol/run_layout.h"
+
 namespace ringmaster::trainer {
 
-// Tags the trainer writes: named as the CSV columns they repeat (metrics.csv: loss, lr, samples_per_sec;
-// eval.csv: val_loss, val_accuracy), so a value has one name in the CSVs, scalars.csv, exports and TensorBoard.
-inline constexpr const char* kTensorBoardDir = "tb";
-inline constexpr const char* kTagLoss = "loss";
-inline constexpr const char* kTagLr = "lr";
-inline constexpr const char* kTagSamplesPerSec = "samples_per_sec";
-inline constexpr const char* kTagValLoss = "val_loss";
-inline constexpr const char* kTagValAccuracy = "val_accuracy";
+// The folder (RUN_DIR/tb) and the tags the trainer writes are the run directory's (core/protocol/run_layout.h): each
+// tag is the CSV column it repeats (protocol::column: loss, lr, samples_per_sec, val_loss, val_accuracy).
 
 class TensorBoardWriter
 {

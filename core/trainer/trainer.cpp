@@ -8,6 +8,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include "../protocol/run_layout.h"
 #include "../protocol/wire.h"
 #include "allocator_tuning.h"
 #include "atomic_file.h"
@@ -469,7 +470,7 @@ bool Trainer::trainStep(const torch::Tensor& batchIndices, std::int64_t epoch)
         const double samplesPerSec = static_cast<double>(globalRows) / std::max(seconds, 1e-9);
         const double wallTime = elapsedSeconds();
         m_recorder->appendStep(m_step, epoch, globalLoss, lr, samplesPerSec, wallTime);
-        m_tensorboard->writeScalars(m_step, {{kTagLoss, globalLoss}, {kTagLr, lr}, {kTagSamplesPerSec, samplesPerSec}});
+        m_tensorboard->writeScalars(m_step, {{protocol::column::kLoss, globalLoss}, {protocol::column::kLr, lr}, {protocol::column::kSamplesPerSec, samplesPerSec}});
         if (m_reporter) {
             m_reporter->send({{wire::kKeyType, wire::kTypeStep}, {wire::kKeyStep, m_step}, {wire::kKeyEpoch, epoch},
                               {wire::kKeyLoss, globalLoss}, {wire::kKeyLr, lr}, {wire::kKeySamplesPerSec, samplesPerSec},
@@ -514,8 +515,8 @@ void Trainer::evaluate(std::int64_t epoch)
     const EvalResult& result = m_lastEval;
     if (isLeader()) {
         m_recorder->appendEval(epoch, m_step, result.loss, result.accuracy);
-        std::vector<TensorBoardWriter::Scalar> evalScalars{{kTagValLoss, result.loss}};
-        if (!std::isnan(result.accuracy)) evalScalars.push_back({kTagValAccuracy, result.accuracy});
+        std::vector<TensorBoardWriter::Scalar> evalScalars{{protocol::column::kValLoss, result.loss}};
+        if (!std::isnan(result.accuracy)) evalScalars.push_back({protocol::column::kValAccuracy, result.accuracy});
         m_tensorboard->writeScalars(m_step, evalScalars);
         log::info("eval epoch={} step={} val_loss={:.6f} val_accuracy={:.4f} samples={}", epoch, m_step, result.loss,
                      result.accuracy, static_cast<std::int64_t>(count));
@@ -574,7 +575,7 @@ void Trainer::finish(Outcome outcome)
     syncBuffers();
     log::info("final step={} parameter_digest={:016x}", m_step, parameterDigest(*m_model));
     if (!isLeader()) return;
-    writeModelWeights((fs::path(m_config.out) / "model.pt").string(), *m_model);
+    writeModelWeights((fs::path(m_config.out) / protocol::kModelFile).string(), *m_model);
     if (m_scripted) m_scripted->saveTorchScript((fs::path(m_config.out) / "model.torchscript.pt").string());
     const std::string status = outcome == Outcome::Completed ? wire::kStatusCompleted : wire::kStatusStopped;
     writeSummary(status, "");
@@ -590,7 +591,7 @@ void Trainer::writeClassNames() const
 {
     if (m_data.classNames.empty()) return;
     const nlohmann::json names = m_data.classNames;
-    writeFileAtomically((fs::path(m_config.out) / "classes.json").string(),
+    writeFileAtomically((fs::path(m_config.out) / protocol::kClassesFile).string(),
                         names.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 

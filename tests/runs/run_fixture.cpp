@@ -37,7 +37,7 @@ QString makeTrainerRun(const QString& root, const QString& name, int steps, bool
     "version": 1
 }
 )"));
-    // core/trainer/run_recorder.h: kMetricsHeader and kEvalHeader; values with 9 significant digits, as older
+    // core/protocol/run_layout.h: kMetricsColumns and kEvalColumns; values with 9 significant digits, as older
     // trainers printed them (the trainer now prints the shortest exact form; both read the same).
     QByteArray metrics = "step,epoch,loss,lr,samples_per_sec,wall_time\n";
     QByteArray eval = "epoch,step,val_loss,val_accuracy\n";

@@ -298,6 +298,35 @@ private Q_SLOTS:
         QCOMPARE(parsed.masterPort, 0);
         QVERIFY(parsed.runDir.isEmpty());
     }
+
+    void anEarlierLaunchsResolvedValuesAreDropped()
+    {
+        // What one launch resolved for itself (as job.json records it) never carries into the next: the GUI's
+        // Resume and "New job from this run" and the launcher's --resume all go through these two.
+        JobSpec earlier = defaultJob(0);
+        earlier.setTrainerOption(QStringLiteral("lr"), 0.25);
+        earlier.runDir = QStringLiteral("/runs/a");
+        earlier.masterPort = 41234;
+        earlier.trainerPath = QStringLiteral("/opt/ringmaster/bin/ringmaster-trainer");
+        earlier.trainerPathFromFile = true;
+        earlier.resume = QStringLiteral("/runs/older");
+        earlier.slurm.enabled = true;
+        earlier.slurm.jobId = QStringLiteral("57");
+        const JobSpec fresh = earlier.forNewLaunch();
+        QVERIFY(fresh.runDir.isEmpty());
+        QCOMPARE(fresh.masterPort, 0);
+        QVERIFY(fresh.trainerPath.isEmpty());
+        QVERIFY(!fresh.trainerPathFromFile);
+        QVERIFY(fresh.resume.isEmpty());
+        QVERIFY(fresh.slurm.jobId.isEmpty());
+        QVERIFY(fresh.slurm.enabled);                                          // the settings stay
+        QCOMPARE(fresh.trainerOption(QStringLiteral("lr")), QStringLiteral("0.25"));
+        const JobSpec resumed = earlier.forResume(QStringLiteral("/runs/a/checkpoints/step-40.pt"));
+        QCOMPARE(resumed.resume, QStringLiteral("/runs/a/checkpoints/step-40.pt"));
+        QVERIFY(resumed.runDir.isEmpty());
+        QVERIFY(resumed.slurm.jobId.isEmpty());
+        QCOMPARE(resumed.masterPort, 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobSpec)

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "run_layout.h"
 #include "scalar_recorder.h"
 
 using namespace ringmaster::supervisor;
@@ -59,8 +60,8 @@ private Q_SLOTS:
         QVERIFY(recorder.open(dir.path()));
         QVERIFY(recorder.append(batch(1, {{QStringLiteral("a,b"), 1.0}, {QStringLiteral("say \"hi\""), 2.0},
                                           {QStringLiteral("train/loss"), -0.5}})));
-        QCOMPARE(ScalarRecorder::csvField(QStringLiteral("a,b")), QStringLiteral("\"a,b\""));
-        QCOMPARE(ScalarRecorder::csvField(QStringLiteral("say \"hi\"")), QStringLiteral("\"say \"\"hi\"\"\""));
+        QCOMPARE(QString::fromStdString(ringmaster::protocol::csvField("a,b")), QStringLiteral("\"a,b\""));
+        QCOMPARE(QString::fromStdString(ringmaster::protocol::csvField("say \"hi\"")), QStringLiteral("\"say \"\"hi\"\"\""));
         // Python's csv module reads back the same names and values.
         QProcess python;
         python.start(QStringLiteral("/usr/bin/python3"),

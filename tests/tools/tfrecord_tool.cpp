@@ -26,12 +26,13 @@ constexpr double kWallTimeBase = 1.7e9;
 void writeSample(TensorBoardWriter& writer)
 {
     using namespace ringmaster::trainer;
+    namespace column = ringmaster::protocol::column;
     for (int step = 1; step <= kSteps; ++step) {
         writer.writeScalars(step,
-                            {{kTagLoss, 1.0 / step}, {kTagLr, 0.1 * step}, {kTagSamplesPerSec, 1000.0 + step}},
+                            {{column::kLoss, 1.0 / step}, {column::kLr, 0.1 * step}, {column::kSamplesPerSec, 1000.0 + step}},
                             kWallTimeBase + step + 0.25);
     }
-    writer.writeScalars(kSteps, {{kTagValLoss, 0.5}, {kTagValAccuracy, 0.875}}, kWallTimeBase + kSteps + 0.5);
+    writer.writeScalars(kSteps, {{column::kValLoss, 0.5}, {column::kValAccuracy, 0.875}}, kWallTimeBase + kSteps + 0.5);
 }
 
 void print(const nlohmann::json& line)

@@ -6,6 +6,7 @@
 #include <QSaveFile>
 #include <QStringList>
 
+#include "../../protocol/run_layout.h"
 #include "../control_characters.h"
 #include "../script_environment.h"
 
@@ -145,13 +146,13 @@ QString batchScriptText(const BatchScriptInput& input)
       << QStringLiteral("# Ringmaster's Slurm batch job for run %1: %2 node(s) x %3 task(s) = %4 rank(s), one srun step.")
              .arg(name, QString::number(request.nodes), QString::number(tasksPerNode), QString::number(world))
       << QStringLiteral("# Written by Ringmaster; submit it again by hand with: sbatch %1")
-             .arg(shellQuote(QDir(input.runDir).filePath(QLatin1String(kBatchScriptRelativePath))))
+             .arg(shellQuote(QDir(input.runDir).filePath(QLatin1String(protocol::kSlurmBatchScriptFile))))
       << QStringLiteral("#")
       << QStringLiteral("# What Slurm is asked for. The batch script's own output goes to slurm/batch-<job id>.log,")
       << QStringLiteral("# each task's to logs/rank-<task>.log (both relative to the run directory).")
       << sbatchLine("job-name", sbatchQuote(QStringLiteral("ringmaster-") + name))
       << sbatchLine("chdir", sbatchQuote(input.runDir))
-      << sbatchLine("output", QStringLiteral("slurm/batch-%j.log"))
+      << sbatchLine("output", QString::fromStdString(protocol::slurmBatchLogFile("%j")))
       << sbatchLine("nodes", QString::number(request.nodes))
       << sbatchLine("ntasks-per-node", QString::number(tasksPerNode));
     if (request.gpusPerNode > 0) s << sbatchLine("gpus-per-node", QString::number(request.gpusPerNode));
@@ -249,7 +250,7 @@ QString writeBatchScript(const BatchScriptInput& input, QString* error)
         *error = problem;
         return {};
     }
-    const QString path = QDir(input.runDir).filePath(QLatin1String(kBatchScriptRelativePath));
+    const QString path = QDir(input.runDir).filePath(QLatin1String(protocol::kSlurmBatchScriptFile));
     const QString folder = QFileInfo(path).absolutePath();
     if (!QDir().mkpath(folder)) {
         *error = QStringLiteral("cannot create %1: check that the run directory is writable").arg(folder);

@@ -16,7 +16,6 @@
 
 namespace ringmaster::supervisor {
 
-inline constexpr char kBatchScriptRelativePath[] = "slurm/job.sbatch";
 // Set in sbatch's environment by the submitting supervisor: its metric socket and token for the tasks.
 inline constexpr char kSubmitterSocketEnv[] = "RINGMASTER_SUBMITTER_SOCKET";
 inline constexpr char kSubmitterTokenEnv[] = "RINGMASTER_SUBMITTER_TOKEN";

@@ -1,9 +1,15 @@
 #include "metrics_csv_follower.h"
 
+#include <QDir>
+
 #include <cmath>
+
+#include "../../protocol/run_layout.h"
 
 namespace ringmaster::supervisor {
 namespace {
+
+namespace column = protocol::column;
 
 double field(const QStringList& columns, const QStringList& values, const char* name, double fallback = std::nan(""))
 {
@@ -17,8 +23,8 @@ double field(const QStringList& columns, const QStringList& values, const char* 
 } // namespace
 
 MetricsCsvFollower::MetricsCsvFollower(const QString& runDir)
-    : m_metrics(runDir + QStringLiteral("/metrics.csv"))
-    , m_eval(runDir + QStringLiteral("/eval.csv"))
+    : m_metrics(QDir(runDir).filePath(QLatin1String(protocol::kMetricsFile)))
+    , m_eval(QDir(runDir).filePath(QLatin1String(protocol::kEvalFile)))
 {
 }
 
@@ -27,18 +33,18 @@ QList<StepMetric> MetricsCsvFollower::pollSteps()
     QList<StepMetric> steps;
     for (const QString& line : m_metrics.poll()) {
         const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("step,"))) {
+        if (values.first() == QLatin1String(protocol::kMetricsColumns[0])) { // the header
             m_metricsColumns = values;
             continue;
         }
         if (m_metricsColumns.isEmpty()) continue;
         StepMetric metric;
-        metric.step = static_cast<qint64>(field(m_metricsColumns, values, "step", -1));
-        metric.epoch = static_cast<qint64>(field(m_metricsColumns, values, "epoch", 0));
-        metric.loss = field(m_metricsColumns, values, "loss");
-        metric.lr = field(m_metricsColumns, values, "lr");
-        metric.samplesPerSec = field(m_metricsColumns, values, "samples_per_sec");
-        metric.wallTime = field(m_metricsColumns, values, "wall_time", 0);
+        metric.step = static_cast<qint64>(field(m_metricsColumns, values, column::kStep, -1));
+        metric.epoch = static_cast<qint64>(field(m_metricsColumns, values, column::kEpoch, 0));
+        metric.loss = field(m_metricsColumns, values, column::kLoss);
+        metric.lr = field(m_metricsColumns, values, column::kLr);
+        metric.samplesPerSec = field(m_metricsColumns, values, column::kSamplesPerSec);
+        metric.wallTime = field(m_metricsColumns, values, column::kWallTime, 0);
         if (metric.step >= 0) steps.append(metric);
     }
     return steps;
@@ -49,16 +55,16 @@ QList<EvalMetric> MetricsCsvFollower::pollEvals()
     QList<EvalMetric> evals;
     for (const QString& line : m_eval.poll()) {
         const QStringList values = line.split(QLatin1Char(','));
-        if (line.startsWith(QLatin1String("epoch,"))) {
+        if (values.first() == QLatin1String(protocol::kEvalColumns[0])) { // the header
             m_evalColumns = values;
             continue;
         }
         if (m_evalColumns.isEmpty()) continue;
         EvalMetric metric;
-        metric.epoch = static_cast<qint64>(field(m_evalColumns, values, "epoch", 0));
-        metric.step = static_cast<qint64>(field(m_evalColumns, values, "step", -1));
-        metric.valLoss = field(m_evalColumns, values, "val_loss");
-        metric.valAccuracy = field(m_evalColumns, values, "val_accuracy");
+        metric.epoch = static_cast<qint64>(field(m_evalColumns, values, column::kEpoch, 0));
+        metric.step = static_cast<qint64>(field(m_evalColumns, values, column::kStep, -1));
+        metric.valLoss = field(m_evalColumns, values, column::kValLoss);
+        metric.valAccuracy = field(m_evalColumns, values, column::kValAccuracy);
         if (metric.step >= 0) evals.append(metric);
     }
     return evals;

@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QStringList>
 
+#include "../../protocol/run_layout.h"
 #include "../../protocol/wire.h"
 #include "../script_environment.h"
 
@@ -98,7 +99,7 @@ QJsonObject slurmLaunchRecord(const BatchScriptInput& input, const QString& jobI
     }
     return QJsonObject{{QStringLiteral("restart"), input.restartCount},
                        {QStringLiteral("slurm_job_id"), jobId},
-                       {QStringLiteral("batch_script"), QDir(input.runDir).filePath(QLatin1String(kBatchScriptRelativePath))},
+                       {QStringLiteral("batch_script"), QDir(input.runDir).filePath(QLatin1String(protocol::kSlurmBatchScriptFile))},
                        {QStringLiteral("ranks"), ranks}};
 }
 

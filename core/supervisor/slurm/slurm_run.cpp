@@ -24,11 +24,6 @@ namespace {
 constexpr int kKeptLines = 200;          // per rank, for the failure report
 constexpr int kKeptBatchLines = 2000;    // the batch script's output, for srun's task errors
 
-QString key(const char* name)
-{
-    return QString::fromLatin1(name);
-}
-
 void keepLast(QStringList* lines, const QStringList& added, int bound)
 {
     lines->append(added);
@@ -54,13 +49,12 @@ qint64 lastRecordedStep(const QString& path)
 } // namespace
 
 SlurmRun::SlurmRun(QObject* parent)
-    : RunBackend(parent)
+    : RunBackendBase(parent)
 {
     m_pollTimer.setInterval(kPollIntervalMs);
     connect(&m_pollTimer, &QTimer::timeout, this, &SlurmRun::poll);
     m_followTimer.setInterval(kFollowIntervalMs);
     connect(&m_followTimer, &QTimer::timeout, this, &SlurmRun::follow);
-    m_escalation.setSingleShot(true);
     connect(&m_escalation, &QTimer::timeout, this, [this] {
         log(QStringLiteral("grace period over: cancelling Slurm job %1").arg(m_jobId));
         m_cancelSent = true;
@@ -80,34 +74,18 @@ SlurmRun::~SlurmRun()
     }
 }
 
-QString SlurmRun::socketPath() const
-{
-    return m_server ? m_server->socketPath() : QString();
-}
-
-qint64 SlurmRun::rejectedConnections() const
-{
-    return m_server ? m_server->rejectedConnections() : 0;
-}
-
 bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString* error)
 {
     if (m_state != RunState::Idle) {
         *error = QStringLiteral("a Slurm run backend runs one job");
         return false;
     }
-    m_job = job;
+    adoptJob(job, checked);
     m_job.slurm.jobId.clear();
-    if (job.isScript()) {
-        m_job.script = checked.scriptPath;
-        m_job.python = checked.interpreterPath;
-        if (!m_job.tensorboardDir.isEmpty()) m_job.tensorboardDir = QFileInfo(m_job.tensorboardDir).absoluteFilePath();
-    }
     if (const QString problem = slurmJobProblem(m_job, m_job.slurm); !problem.isEmpty()) {
         *error = problem;
         return false;
     }
-    m_checked = checked;
     m_server = std::make_unique<MetricServer>();
     m_server->setPeerCheck([this](int rank, qint64 pid) {
         if (rank < 0 || rank >= m_ranks.size()) return false;
@@ -133,7 +111,11 @@ bool SlurmRun::start(const JobSpec& job, const PreflightResult& checked, QString
     connect(m_server.get(), &MetricServer::evalReceived, this, [this](const EvalMetric& metric) { onEval(metric, true); });
     connect(m_server.get(), &MetricServer::scalarsReceived, this, [this](const ScalarBatch& scalars) { recordScalars(scalars); });
     connect(m_server.get(), &MetricServer::checkpointReceived, this, &RunBackend::checkpointSaved);
-    connect(m_server.get(), &MetricServer::statusReceived, this, &SlurmRun::onStatus);
+    connect(m_server.get(), &MetricServer::statusReceived, this, [this](const QString& status, const QJsonObject& frame) {
+        m_sinceSocketFrame.restart();
+        if (status == QLatin1String(protocol::kStatusRunning)) tasksReportOverTheSocket();
+        onStatus(status, frame);
+    });
     connect(m_server.get(), &MetricServer::notice, this, &SlurmRun::log);
     connect(m_server.get(), &MetricServer::peerAccepted, this, [this](int rank, const QString& transport) {
         if (rank != 0) return;
@@ -218,17 +200,7 @@ void SlurmRun::onAddressResolved()
 
 void SlurmRun::submit()
 {
-    if (m_stopRequested) {
-        RunDirectory::Outcome outcome;
-        outcome.state = RunState::Stopped;
-        outcome.worldSize = static_cast<int>(m_ranks.size());
-        outcome.supervisorOwnsSummary = true;
-        m_dir.patchSummary(outcome);
-        log(QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
-        setState(RunState::Stopped);
-        Q_EMIT finished(RunState::Stopped);
-        return;
-    }
+    if (m_stopRequested) return endUnsubmitted(RunState::Stopped, QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     const SubmitterOffer offer = submitterOffer();
     if (!offer.socketPath.isEmpty()) environment.insert(QLatin1String(kSubmitterSocketEnv), offer.socketPath);
@@ -253,8 +225,7 @@ SubmitterOffer SlurmRun::submitterOffer() const
 // What start() and attach() share: the scalar record, the output parser and the file followers.
 void SlurmRun::begin()
 {
-    if (!m_scalarRecorder.open(runDir())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
-    m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
+    openScalarRecord();
     m_rankLogs.clear();
     m_lastLines.assign(static_cast<std::size_t>(m_ranks.size()), {});
     for (int r = 0; r < m_ranks.size(); ++r) m_rankLogs.emplace_back(m_dir.rankLog(r));
@@ -269,19 +240,10 @@ void SlurmRun::onSubmitted()
         cause.reason = QStringLiteral("Slurm refused the job: %1").arg(submission.error);
         m_verdict.setRootCause(cause);
         m_followTimer.stop();
-        RunDirectory::Outcome outcome;
-        outcome.state = RunState::Failed;
-        outcome.worldSize = static_cast<int>(m_ranks.size());
-        outcome.rootCause = cause;
-        outcome.supervisorOwnsSummary = true;
-        m_dir.patchSummary(outcome);
-        log(QStringLiteral("FAILED: %1").arg(cause.reason));
-        setState(RunState::Failed);
-        Q_EMIT finished(RunState::Failed);
-        return;
+        return endUnsubmitted(RunState::Failed, QString());
     }
     m_jobId = submission.jobId;
-    QSaveFile idFile(QDir(runDir()).filePath(QLatin1String(kSlurmJobIdRelativePath)));
+    QSaveFile idFile(QDir(runDir()).filePath(QLatin1String(protocol::kSlurmJobIdFile)));
     if (idFile.open(QIODevice::WriteOnly)) {
         idFile.write(m_jobId.toUtf8() + '\n');
         idFile.commit();
@@ -294,7 +256,7 @@ void SlurmRun::onSubmitted()
         log(QStringLiteral("could not record the Slurm job id in job.json: %1").arg(e.message()));
     }
     m_dir.writeCommands(slurmLaunchRecord(m_batchInput, m_jobId, submitterOffer()));
-    m_batchLog = FileTail(QDir(runDir()).filePath(QStringLiteral("slurm/batch-%1.log").arg(m_jobId)));
+    m_batchLog = FileTail(m_dir.file(protocol::slurmBatchLogFile(m_jobId.toStdString())));
     log(QStringLiteral("submitted as Slurm job %1%2").arg(m_jobId, submission.cluster.isEmpty() ? QString() : QStringLiteral(" on cluster ") + submission.cluster));
     m_pollTimer.start();
     m_followTimer.start();
@@ -318,7 +280,7 @@ bool SlurmRun::attach(const QString& runDir, QString* error)
     }
     m_jobId = m_job.slurm.jobId;
     if (m_jobId.isEmpty()) {
-        QFile idFile(QDir(m_dir.path()).filePath(QLatin1String(kSlurmJobIdRelativePath)));
+        QFile idFile(QDir(m_dir.path()).filePath(QLatin1String(protocol::kSlurmJobIdFile)));
         if (idFile.open(QIODevice::ReadOnly)) m_jobId = QString::fromUtf8(idFile.readAll()).trimmed();
     }
     if (!m_job.slurm.enabled || m_jobId.isEmpty()) {
@@ -348,10 +310,10 @@ bool SlurmRun::attach(const QString& runDir, QString* error)
     // What the logs hold already is kept for a failure report, not shown again; the CSVs are read from
     // their start (the chart shows the whole run) but only new steps are recorded in scalars.csv.
     for (int r = 0; r < world; ++r) keepLast(&m_lastLines[static_cast<std::size_t>(r)], m_rankLogs[static_cast<std::size_t>(r)].poll(), kKeptLines);
-    m_batchLog = FileTail(QDir(m_dir.path()).filePath(QStringLiteral("slurm/batch-%1.log").arg(m_jobId)));
+    m_batchLog = FileTail(m_dir.file(protocol::slurmBatchLogFile(m_jobId.toStdString())));
     keepLast(&m_batchLines, m_batchLog.poll(), kKeptBatchLines);
     m_followCsv = !m_job.isScript();
-    m_lastScalarStep = lastRecordedStep(runDir + QStringLiteral("/") + QLatin1String(kScalarsFileName));
+    m_lastScalarStep = lastRecordedStep(QDir(runDir).filePath(QLatin1String(protocol::kScalarsFile)));
     log(QStringLiteral("attached to Slurm job %1 (%2); metrics from %3; logs from %4/logs")
             .arg(m_jobId, status.stateText,
                  m_job.isScript() ? QStringLiteral("rank 0's output") : QStringLiteral("metrics.csv and eval.csv"), m_dir.path()));
@@ -473,50 +435,19 @@ void SlurmRun::onEval(const EvalMetric& metric, bool overSocket)
     Q_EMIT evalReceived(metric);
 }
 
-void SlurmRun::onStatus(const QString& status, const QJsonObject& frame)
+void SlurmRun::trainingResumesFrom(qint64 step)
 {
-    m_sinceSocketFrame.restart();
-    if (status == QLatin1String(protocol::kStatusRunning)) {
-        tasksReportOverTheSocket();
-        m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
-        m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
-        const QString message = frame.value(key(protocol::kKeyMessage)).toString();
-        if (!message.isEmpty()) log(QStringLiteral("rank 0: %1").arg(message));
-        const auto from = static_cast<qint64>(frame.value(key(protocol::kKeyResumedFromStep)).toDouble(0));
-        m_lastStep = std::min(m_lastStep, from);
-        m_lastEvalStep = std::min(m_lastEvalStep, from);
-        Q_EMIT trainingStarted(from);
-        if (m_state == RunState::Starting) setState(RunState::Running);
-    } else {
-        m_finalStatus = status;
-    }
+    m_lastStep = std::min(m_lastStep, step);
+    m_lastEvalStep = std::min(m_lastEvalStep, step);
 }
 
-void SlurmRun::recordScalars(const ScalarBatch& scalars, double wallTime)
+void SlurmRun::endUnsubmitted(RunState state, const QString& endedLine)
 {
-    if (scalars.values.isEmpty()) return;
-    m_lastScalarStep = std::max(m_lastScalarStep, scalars.step);
-    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
-    const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
-    if (m_scalarRecorder.isOpen() && !written) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
-    Q_EMIT scalarsReceived(scalars);
-}
-
-void SlurmRun::followTensorBoard()
-{
-    m_tensorboard.reset();
-    if (!m_job.isScript()) return;
-    const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
-    m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
-    connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
-        ScalarBatch batch;
-        batch.step = step;
-        batch.values.append(Scalar{tag, value});
-        recordScalars(batch, wallTime);
-    });
-    connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &SlurmRun::log);
-    m_tensorboard->ignoreFolder(QDir(runDir()).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder))); // the launcher's own
-    m_tensorboard->start();
+    RunDirectory::Outcome outcome;
+    outcome.state = state;
+    outcome.worldSize = static_cast<int>(m_ranks.size());
+    outcome.supervisorOwnsSummary = true;
+    concludeRun(outcome, endedLine);
 }
 
 void SlurmRun::runAsync(const QString& what, std::function<QString(const SlurmClient&)> call)
@@ -535,28 +466,6 @@ void SlurmRun::setRankStates(RankState state)
         if (rank.state == RankState::Pending) rank.state = state;
         Q_EMIT rankChanged(rank.rank);
     }
-}
-
-void SlurmRun::setState(RunState state)
-{
-    if (m_state == state) return;
-    m_state = state;
-    log(QStringLiteral("state: %1").arg(runStateName(state)));
-    Q_EMIT stateChanged(state);
-}
-
-void SlurmRun::watchWrites()
-{
-    m_dir.setWriteFailureHandler([this](const QString& line) {
-        m_dir.log(line); // the launcher's log; the terminal and the window say it as a problem, once
-        Q_EMIT problem(line);
-    });
-}
-
-void SlurmRun::log(const QString& message)
-{
-    m_dir.log(message);
-    Q_EMIT logLine(-1, message);
 }
 
 } // namespace ringmaster::supervisor

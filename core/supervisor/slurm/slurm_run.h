@@ -29,19 +29,13 @@
 // (slurm_launch_record.h).
 
 #include <QElapsedTimer>
-#include <QJsonArray>
 #include <QFutureWatcher>
-#include <QMap>
 #include <QTimer>
 
 #include <memory>
 #include <vector>
 
-#include "../failure_verdict.h"
-#include "../metric_line_parser.h"
-#include "../run_backend.h"
-#include "../run_directory.h"
-#include "../scalar_recorder.h"
+#include "../run_backend_base.h"
 #include "file_tail.h"
 #include "batch_script.h"
 #include "metrics_csv_follower.h"
@@ -51,14 +45,7 @@
 
 namespace ringmaster::supervisor {
 
-class MetricServer;
-class StackDumps;
-class SystemFiles;
-class TensorBoardFollower;
-
-inline constexpr char kSlurmJobIdRelativePath[] = "slurm/job-id";
-
-class SlurmRun : public RunBackend
+class SlurmRun : public RunBackendBase
 {
     Q_OBJECT
 
@@ -87,25 +74,11 @@ public:
     // asked for, or once the run is over.
     QString leaveRunning() override;
 
-    RunState state() const override { return m_state; }
-    const JobSpec& job() const override { return m_job; }
-    QString runDir() const override { return m_dir.path(); }
-    QString socketPath() const override;
     int masterPort() const override { return 0; }
     int restartCount() const override { return 0; }
     int portRetryCount() const override { return 0; }
-    qint64 totalSteps() const override { return m_totalSteps; }
-    qint64 stepsPerEpoch() const override { return m_stepsPerEpoch; }
-    qint64 stepsReceived() const override { return m_stepsReceived; }
-    qint64 rejectedConnections() const override;
     QList<RankStatus> ranks() const override { return m_ranks; }
     qint64 processGroup() const override { return 0; }
-    RootCause rootCause() const override { return m_verdict.rootCause(); }
-    void recordStraggler(int rank, const QString& message) override
-    {
-        log(QStringLiteral("straggler: ") + message);
-        m_stragglers.append(stragglerRecord(rank, message));
-    }
 
     QString jobId() const override { return m_jobId; }
     // Slurm's last word on the job ("PENDING (Resources)", "RUNNING"), empty before the first answer.
@@ -136,29 +109,17 @@ private:
     void judgeFailure(const SlurmJobStatus& status);
     void onStep(const StepMetric& metric, bool overSocket);
     void onEval(const EvalMetric& metric, bool overSocket);
-    void onStatus(const QString& status, const QJsonObject& frame);
-    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
-    void followTensorBoard();
+    // Steps already shown from before the point training resumes from arrive again.
+    void trainingResumesFrom(qint64 step) override;
+    // A run that ends before its job reaches Slurm (stopped, or refused): OUTCOME_STATE, with ENDED_LINE.
+    void endUnsubmitted(RunState state, const QString& endedLine);
     void runAsync(const QString& what, std::function<QString(const SlurmClient&)> call);
     void setRankStates(RankState state);
-    void setState(RunState state);
-    void log(const QString& message);
-    // The first write into the run directory that fails is logged and said to the user (RunBackend::problem).
-    void watchWrites();
 
-    JobSpec m_job;
-    PreflightResult m_checked;
-    RunDirectory m_dir;
-    QJsonArray m_stragglers;  // named during this run, for summary.json
-    RunState m_state = RunState::Idle;
     SlurmClient m_client;
     QString m_jobId;
     QString m_queueText;
     bool m_attached = false;
-    std::unique_ptr<MetricServer> m_server;
-    ScalarRecorder m_scalarRecorder;
-    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}};
-    std::unique_ptr<TensorBoardFollower> m_tensorboard;
     QFutureWatcher<ReachableAddress> m_resolving;
     QFutureWatcher<SlurmSubmission> m_submitting;
     QString m_batchScript;
@@ -166,7 +127,6 @@ private:
     QFutureWatcher<SlurmJobStatus> m_polling;
     QTimer m_pollTimer;
     QTimer m_followTimer;
-    QTimer m_escalation;
     QList<RankStatus> m_ranks;
     std::vector<FileTail> m_rankLogs;
     std::vector<QStringList> m_lastLines;   // per rank, the last kKeptLines lines
@@ -184,19 +144,9 @@ private:
         QString node;    // empty: unknown (its hello named none)
     };
     std::vector<RankWhereabouts> m_whereabouts; // per rank, from its hello (MetricServer::rankLocated)
-    std::unique_ptr<StackDumps> m_stacks;   // a hung job's stacks, taken before it is cancelled
-    std::unique_ptr<SystemFiles> m_systemFiles; // what the ranks say they use (heartbeat "usage")
     qint64 m_lastStep = -1;                 // the step gate (socket and CSV)
     qint64 m_lastEvalStep = -1;
     qint64 m_rank0Pid = 0;
-    qint64 m_totalSteps = 0;
-    qint64 m_stepsPerEpoch = 0;
-    qint64 m_stepsReceived = 0;
-    qint64 m_lastScalarStep = -1;
-    QMap<QString, double> m_lastScalars;
-    QString m_finalStatus;
-    FailureVerdict m_verdict;
-    bool m_stopRequested = false;
     bool m_cancelSent = false;
     bool m_sawRunning = false;
     bool m_left = false;   // leaveRunning() let the job go

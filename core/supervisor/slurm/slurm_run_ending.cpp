@@ -47,10 +47,6 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     m_escalation.stop();
     follow(); // what the tasks wrote last
     m_followTimer.stop();
-    if (m_tensorboard) {
-        m_tensorboard->pollNow();
-        m_tensorboard->stop();
-    }
     RunState state = RunState::Failed;
     const QString reported = m_job.isScript() ? QString() : (m_finalStatus.isEmpty() ? m_dir.summaryStatus() : m_finalStatus);
     if (reported == QLatin1String(protocol::kStatusCompleted)) {
@@ -88,25 +84,12 @@ void SlurmRun::conclude(const SlurmJobStatus& status)
     RunDirectory::Outcome outcome;
     outcome.state = state;
     outcome.worldSize = static_cast<int>(m_ranks.size());
-    outcome.metricsReceived = m_stepsReceived;
-    outcome.rootCause = m_verdict.rootCause();
     outcome.supervisorOwnsSummary = m_job.isScript();
-    outcome.lastStep = m_lastScalarStep;
-    outcome.lastScalars = m_lastScalars;
-    outcome.stragglers = m_stragglers;
-    m_dir.removeRankLeftovers(outcome.worldSize); // the job has ended
-    m_dir.patchSummary(outcome);
-    if (state == RunState::Failed) {
-        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
-        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
-    } else {
-        log(QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
-                .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
-                .arg(m_followCsv ? QStringLiteral("from metrics.csv")
-                                 : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)") : QStringLiteral("over ") + m_liveTransport));
-    }
-    setState(state);
-    Q_EMIT finished(state);
+    concludeRun(outcome, QStringLiteral("run %1 (Slurm job %2 %3); %4 step metrics received %5")
+                             .arg(runStateName(state), m_jobId, status.stateText).arg(m_stepsReceived)
+                             .arg(m_followCsv ? QStringLiteral("from metrics.csv")
+                                              : m_liveTransport.isEmpty() ? QStringLiteral("(no live connection)")
+                                                                          : QStringLiteral("over ") + m_liveTransport));
 }
 
 void SlurmRun::watchForHang()

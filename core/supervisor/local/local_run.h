@@ -1,6 +1,6 @@
 #pragma once
-// The local backend of a run (run_backend.h): pre-flight already made, a run directory, the metric socket,
-// one ringmaster-trainer (or one interpreter running the user's own script: rank_command.h says what
+// The local backend of a run (run_backend.h; what it shares with Slurm's is in run_backend_base.h): pre-flight
+// already made, a run directory, the metric socket, one ringmaster-trainer (or one interpreter running the user's own script: rank_command.h says what
 // differs) per rank in one process group of its own (not the terminal's: Ctrl-C reaches the front end,
 // which asks for a graceful stop), then watches it. One rank failing (or going silent past the heartbeat
 // timeout) brings the whole group down and names the root cause (failure_verdict.h); --max-restarts
@@ -12,10 +12,8 @@
 // following the group is in local_run.cpp; how it ends (failure, stop, kill, conclusion) in local_run_ending.cpp.
 
 #include <QElapsedTimer>
-#include <QJsonArray>
 #include <QList>
 #include <QObject>
-#include <QProcessEnvironment>
 #include <QSet>
 #include <QTimer>
 
@@ -24,20 +22,11 @@
 #include <memory>
 #include <vector>
 
-#include "failure_verdict.h"
-#include "job_spec.h"
-#include "metric_line_parser.h"
+#include "../failure_verdict.h"
+#include "../rank_command.h"
+#include "../run_backend_base.h"
+#include "../system_sampler.h"
 #include "oom_watch.h"
-#include "preflight.h"
-#include "run_backend.h"
-#include "rank_command.h"
-#include "run_directory.h"
-#include "run_types.h"
-#include "scalar_recorder.h"
-#include "stack_dumps.h"
-#include "system_files.h"
-#include "system_sampler.h"
-#include "tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
 
@@ -51,7 +40,7 @@ inline int restartBackoffMs(int restart)
 class MetricServer;
 class RankProcess;
 
-class LocalRun : public RunBackend
+class LocalRun : public RunBackendBase
 {
     Q_OBJECT
 
@@ -76,31 +65,14 @@ public:
     // Asks rank 0 to write a checkpoint after its current step (SIGUSR1).
     void requestCheckpoint() override;
 
-    RunState state() const override { return m_state; }
-    const JobSpec& job() const override { return m_job; }
-    QString runDir() const override { return m_dir.path(); }
-    QString socketPath() const override;
     int masterPort() const override { return m_masterPort; }
     int restartCount() const override { return m_restarts; }
     int portRetryCount() const override { return m_portRetries; }
-    qint64 totalSteps() const override { return m_totalSteps; }
-    qint64 stepsPerEpoch() const override { return m_stepsPerEpoch; }
-    qint64 stepsReceived() const override { return m_stepsReceived; }
-    qint64 rejectedConnections() const override;
     QList<RankStatus> ranks() const override;
     // The process group of the current launch while this supervisor still owns it (a rank is alive), else 0.
     qint64 processGroup() const override;
-    RootCause rootCause() const override { return m_verdict.rootCause(); }
-    void recordStraggler(int rank, const QString& message) override
-    {
-        log(QStringLiteral("straggler: ") + message);
-        m_stragglers.append(stragglerRecord(rank, message));
-    }
 
 private:
-    // wallTime < 0: stamped on arrival (TensorBoard events carry their own).
-    void recordScalars(const ScalarBatch& scalars, double wallTime = -1.0);
-    void followTensorBoard();
     struct Rank;
 
     void connectServer();
@@ -109,7 +81,6 @@ private:
     bool acceptsPeer(int rank, qint64 pid) const;
     void onRankFinished(int rank, int exitCode, int exitSignal);
     void onHeartbeat(int rank, qint64 step, const QString& phase, const StepTiming& timing = {});
-    void onStatus(const QString& status, const QJsonObject& frame);
     void onWatchdog();
     void failDirectoryLost(const QString& reason);
     void onSystemSampled(const QList<SystemSample>& samples);
@@ -124,43 +95,23 @@ private:
     void killLeftovers();
     bool relaunchAfter(const QString& why, bool countsAsRestart);
     void finishRun(RunState state);
-    void setState(RunState state);
-    void log(const QString& message);
+    // A script's reports (the helper module's frames, its TensorBoard files) show that it progresses.
+    void scalarsArriving() override;
 
-    JobSpec m_job;
-    PreflightResult m_checked;
     LaunchPolicy m_policy;
     int m_masterPort = 0;
-    RunDirectory m_dir;
-    QJsonArray m_stragglers;  // named during this run, for summary.json
-    RunState m_state = RunState::Idle;
-    std::unique_ptr<MetricServer> m_server;
-    ScalarRecorder m_scalarRecorder;
-    MetricLineParser m_lineParser{QStringList{QString::fromLatin1(kMetricPatternNone)}}; // on for scripts' rank 0
-    std::unique_ptr<TensorBoardFollower> m_tensorboard; // a script's event files, followed live
-    std::unique_ptr<StackDumps> m_stacks;               // a hung group's stacks, taken before it is killed
     std::unique_ptr<SystemSampler> m_systemSampler;     // what the ranks use, every 2 s, off this thread
-    std::unique_ptr<SystemFiles> m_systemFiles;         // RUN_DIR/system.csv and tb/system
-    qint64 m_lastScalarStep = -1;
-    QMap<QString, double> m_lastScalars;
     std::vector<std::unique_ptr<Rank>> m_ranks;
     pid_t m_group = 0;
     QSet<int> m_signalsSent;       // signals this supervisor sent to the current launch's ranks
     OomWatch m_oom;
     QTimer m_watchdog;
-    QTimer m_escalation;
     QTimer m_verdictWindow;
     QTimer m_relaunch;        // a restart waiting out its back-off (or a port retry, at once)
-    FailureVerdict m_verdict;
-    bool m_stopRequested = false;
     bool m_bringingDown = false;
     bool m_dirLost = false;        // the run directory was deleted under the run: failed, never restarted
     int m_restarts = 0;
     int m_portRetries = 0;
-    qint64 m_totalSteps = 0;
-    qint64 m_stepsPerEpoch = 0;
-    qint64 m_stepsReceived = 0;
-    QString m_finalStatus;
     int m_launchGeneration = 0;    // which launch the ranks' queued reports belong to
 };
 

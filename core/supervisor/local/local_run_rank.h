@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "local_run.h"
-#include "rank_process.h"
+#include "../rank_process.h"
 
 namespace ringmaster::supervisor {
 

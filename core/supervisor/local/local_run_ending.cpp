@@ -11,12 +11,14 @@
 
 #include <unistd.h>
 
-#include "../protocol/exit_codes.h"
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
-#include "metric_server.h"
-#include "proc_info.h"
-#include "rank_process.h"
+#include "../../protocol/exit_codes.h"
+#include "../../protocol/run_layout.h"
+#include "../../protocol/wire.h"
+#include "../metric_server.h"
+#include "../proc_info.h"
+#include "../rank_process.h"
+#include "../stack_dumps.h"
+#include "../system_files.h"
 
 namespace ringmaster::supervisor {
 
@@ -242,38 +244,21 @@ bool LocalRun::relaunchAfter(const QString& why, bool countsAsRestart)
 void LocalRun::finishRun(RunState state)
 {
     m_watchdog.stop();
-    if (m_tensorboard) {
-        m_tensorboard->pollNow(); // what the script wrote just before it exited
-        m_tensorboard->stop();
-    }
     RunDirectory::Outcome outcome;
     outcome.state = state;
     outcome.restarts = m_restarts;
     outcome.worldSize = m_job.worldSize();
-    outcome.metricsReceived = m_stepsReceived;
-    outcome.rootCause = m_verdict.rootCause();
     outcome.supervisorOwnsSummary = !m_policy.programWritesSummary;
-    outcome.lastStep = m_lastScalarStep;
-    outcome.lastScalars = m_lastScalars;
-    outcome.stragglers = m_stragglers;
-    m_dir.removeRankLeftovers(outcome.worldSize); // every rank is gone
-    // Only with the final status on disk may the run be resumed, by this process or another; without it the lock
-    // stays until this process ends, and the run is then listed interrupted.
-    if (m_dir.patchSummary(outcome)) m_dir.releaseRunLock();
-    if (state == RunState::Failed) {
-        log(QStringLiteral("FAILED: %1").arg(outcome.rootCause.summary()));
-        for (const auto& line : outcome.rootCause.lastLines) log(QStringLiteral("  | %1").arg(line));
-    } else {
-        log(QStringLiteral("run %1 after %2 restart(s); %3 step metrics received over the socket")
-                .arg(runStateName(state)).arg(m_restarts).arg(m_stepsReceived));
-    }
+    QStringList sampling;
     if (m_systemSampler && m_systemSampler->secondsAlive() > 0) {
-        log(QStringLiteral("system metrics: %1 sample(s) in %2; sampling used %3% of one core")
-                .arg(m_systemSampler->ticks()).arg(QLatin1String(protocol::kSystemFile))
-                .arg(100.0 * m_systemSampler->cpuSecondsUsed() / m_systemSampler->secondsAlive(), 0, 'f', 3));
+        sampling << QStringLiteral("system metrics: %1 sample(s) in %2; sampling used %3% of one core")
+                        .arg(m_systemSampler->ticks()).arg(QLatin1String(protocol::kSystemFile))
+                        .arg(100.0 * m_systemSampler->cpuSecondsUsed() / m_systemSampler->secondsAlive(), 0, 'f', 3);
     }
-    setState(state);
-    Q_EMIT finished(state);
+    concludeRun(outcome,
+                QStringLiteral("run %1 after %2 restart(s); %3 step metrics received over the socket")
+                    .arg(runStateName(state)).arg(m_restarts).arg(m_stepsReceived),
+                sampling);
 }
 
 } // namespace ringmaster::supervisor

@@ -3,7 +3,6 @@
 
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QJsonObject>
 
 #include <csignal>
@@ -11,14 +10,16 @@
 
 #include <unistd.h>
 
-#include "../protocol/exit_codes.h"
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
-#include "metric_server.h"
-#include "proc_info.h"
-#include "rank_command.h"
-#include "rank_process.h"
-#include "script_environment.h"
+#include "../../protocol/exit_codes.h"
+#include "../../protocol/run_layout.h"
+#include "../../protocol/wire.h"
+#include "../metric_server.h"
+#include "../proc_info.h"
+#include "../rank_command.h"
+#include "../rank_process.h"
+#include "../script_environment.h"
+#include "../stack_dumps.h"
+#include "../system_files.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -28,19 +29,13 @@ constexpr int kWatchdogIntervalMs = 250;
 constexpr int kFailureGraceMs = 2000;
 constexpr int kReapTimeoutMs = 5000;
 
-QString key(const char* name)
-{
-    return QString::fromLatin1(name);
-}
-
 } // namespace
 
 LocalRun::LocalRun(QObject* parent)
-    : RunBackend(parent)
+    : RunBackendBase(parent)
 {
     m_watchdog.setInterval(kWatchdogIntervalMs);
     connect(&m_watchdog, &QTimer::timeout, this, &LocalRun::onWatchdog);
-    m_escalation.setSingleShot(true);
     connect(&m_escalation, &QTimer::timeout, this, [this] {
         log(QStringLiteral("grace period over: SIGKILL to the process group"));
         bringDown(SIGKILL, 0);
@@ -92,16 +87,6 @@ LocalRun::~LocalRun()
     }
 }
 
-QString LocalRun::socketPath() const
-{
-    return m_server ? m_server->socketPath() : QString();
-}
-
-qint64 LocalRun::rejectedConnections() const
-{
-    return m_server ? m_server->rejectedConnections() : 0;
-}
-
 QList<RankStatus> LocalRun::ranks() const
 {
     QList<RankStatus> list;
@@ -137,14 +122,7 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = checked.error;
         return false;
     }
-    m_job = job;
-    if (job.isScript()) {
-        // job.json records what runs: the script and the interpreter that pre-flight resolved.
-        m_job.script = checked.scriptPath;
-        m_job.python = checked.interpreterPath;
-        if (!m_job.tensorboardDir.isEmpty()) m_job.tensorboardDir = QFileInfo(m_job.tensorboardDir).absoluteFilePath();
-    }
-    m_checked = checked;
+    adoptJob(job, checked);
     m_policy = launchPolicy(m_job);
     m_masterPort = checked.masterPort;
     m_server = std::make_unique<MetricServer>();
@@ -153,19 +131,12 @@ bool LocalRun::start(const JobSpec& job, const PreflightResult& checked, QString
         *error = m_server->error();
         return false;
     }
-    m_dir.setWriteFailureHandler([this](const QString& line) {
-        m_dir.log(line); // the launcher's log; the terminal and the window say it as a problem, once
-        Q_EMIT problem(line);
-    });
+    watchWrites();
     if (!m_dir.prepare(m_job, m_masterPort, checked.trainerPath, error, /*holdRunLock=*/true)) return false;
-    if (!m_scalarRecorder.open(m_dir.path())) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error()); // the run goes on; charts still get values
+    openScalarRecord();
     m_systemFiles = std::make_unique<SystemFiles>(m_dir);
     m_systemSampler = std::make_unique<SystemSampler>();
     connect(m_systemSampler.get(), &SystemSampler::sampled, this, &LocalRun::onSystemSampled);
-    // Only a script's output is parsed (default rules): the built-in trainer reports over the socket, and
-    // its log lines ("metric step=... loss=...") would otherwise record every value twice.
-    // A script's output is read with its own patterns when it gave some (pre-flight checked them).
-    m_lineParser = MetricLineParser(m_job.isScript() ? m_job.metricPatterns : QStringList{QString::fromLatin1(kMetricPatternNone)});
     m_lastScalarStep = -1;
     m_lastScalars.clear();
     connectServer();
@@ -212,38 +183,10 @@ void LocalRun::connectServer()
     connect(m_server.get(), &MetricServer::notice, this, &LocalRun::log);
 }
 
-void LocalRun::followTensorBoard()
+void LocalRun::scalarsArriving()
 {
-    m_tensorboard.reset();
-    if (!m_job.isScript()) return; // the trainer reports over the socket (and writes RUN_DIR/tb for TensorBoard)
-    const QString folder = m_job.tensorboardDir.isEmpty() ? runDir() : m_job.tensorboardDir;
-    m_tensorboard = std::make_unique<TensorBoardFollower>(folder);
-    m_tensorboard->ignoreFolder(QDir(runDir()).filePath(QString::fromLatin1(protocol::kSystemTensorBoardFolder))); // the launcher's own
-    connect(m_tensorboard.get(), &TensorBoardFollower::scalar, this, [this](qint64 step, const QString& tag, double value, double wallTime) {
-        ScalarBatch batch;
-        batch.step = step;
-        batch.values.append(Scalar{tag, value});
-        recordScalars(batch, wallTime);
-    });
-    connect(m_tensorboard.get(), &TensorBoardFollower::warning, this, &LocalRun::log);
-    // A folder of the user's own may hold earlier runs' files (lightning_logs/version_0, runs/…): not this run's.
-    const int earlier = m_job.tensorboardDir.isEmpty() ? 0 : m_tensorboard->skipFilesPresentNow();
-    log(QStringLiteral("following TensorBoard event files under %1%2")
-            .arg(folder, earlier > 0 ? QStringLiteral(" (new files only: %1 there already are skipped)").arg(earlier) : QString()));
-    m_tensorboard->start();
-}
-
-void LocalRun::recordScalars(const ScalarBatch& scalars, double wallTime)
-{
-    if (scalars.values.isEmpty()) return;
-    // A script's reports (the helper module's frames, its TensorBoard files) show that it progresses, as its
-    // output does: rank 0 sends them, and group-wide progress covers the others.
+    // Rank 0 sends a script's reports, and group-wide progress covers the others.
     if (m_policy.outputIsProgress && !m_ranks.empty() && !isFinal(m_state)) onHeartbeat(0, -1, QString());
-    m_lastScalarStep = scalars.step;
-    for (const Scalar& scalar : scalars.values) m_lastScalars.insert(scalar.name, scalar.value);
-    const bool written = wallTime >= 0 ? m_scalarRecorder.append(scalars, wallTime) : m_scalarRecorder.append(scalars);
-    if (m_scalarRecorder.isOpen() && !written) m_dir.reportWriteFailure(m_scalarRecorder.path(), m_scalarRecorder.error());
-    Q_EMIT scalarsReceived(scalars);
 }
 
 bool LocalRun::acceptsPeer(int rank, qint64 pid) const
@@ -381,20 +324,6 @@ void LocalRun::onSystemSampled(const QList<SystemSample>& samples)
     Q_EMIT systemSampled(samples);
 }
 
-void LocalRun::onStatus(const QString& status, const QJsonObject& frame)
-{
-    if (status == QLatin1String(protocol::kStatusRunning)) {
-        m_totalSteps = static_cast<qint64>(frame.value(key(protocol::kKeyTotalSteps)).toDouble(static_cast<double>(m_totalSteps)));
-        m_stepsPerEpoch = static_cast<qint64>(frame.value(key(protocol::kKeyStepsPerEpoch)).toDouble(static_cast<double>(m_stepsPerEpoch)));
-        const QString message = frame.value(key(protocol::kKeyMessage)).toString();
-        if (!message.isEmpty()) log(QStringLiteral("rank 0: %1").arg(message));
-        Q_EMIT trainingStarted(static_cast<qint64>(frame.value(key(protocol::kKeyResumedFromStep)).toDouble(0)));
-        if (m_state == RunState::Starting) setState(RunState::Running);
-    } else {
-        m_finalStatus = status;
-    }
-}
-
 void LocalRun::onWatchdog()
 {
     for (auto& rank : m_ranks) {
@@ -475,20 +404,6 @@ void LocalRun::dumpStacksThenKill()
         bringDown(SIGKILL, 0);
     });
     m_stacks->start(targets);
-}
-
-void LocalRun::setState(RunState state)
-{
-    if (m_state == state) return;
-    m_state = state;
-    log(QStringLiteral("state: %1").arg(runStateName(state)));
-    Q_EMIT stateChanged(state);
-}
-
-void LocalRun::log(const QString& message)
-{
-    m_dir.log(message);
-    Q_EMIT logLine(-1, message);
 }
 
 } // namespace ringmaster::supervisor
