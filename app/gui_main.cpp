@@ -47,7 +47,11 @@ int main(int argc, char** argv)
         const QCoreApplication core(argc, argv);
         QCommandLineParser parser;
         describeCommandLine(parser, start);
-        parser.process(core); // prints the help and exits 0
+        std::fputs(parser.helpText().toLocal8Bit().constData(), stdout);
+        std::fputs("\nExit status:\n"
+                   "  0  the window was closed\n"
+                   "  2  no display, or with --start a job file that is not valid (named on standard error)\n",
+                   stdout);
         return 0;
     }
     // Without any display Qt aborts with a paragraph about platform plugins: say it in one line instead.

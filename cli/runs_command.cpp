@@ -127,7 +127,14 @@ QString runsUsage()
         "      --smoothing F    the smoothed lines' EMA weight, 0 (none) to 0.999 (default 0.6, as in the app)\n"
         "      --size W,H       the picture's size in pixels (default 1200,800; PDF: 96 per inch)\n"
         "  --help, --version\n"
-        "exit codes: 0 done, 2 bad input (nothing written)\n");
+        "\n"
+        "Exit status:\n"
+        "  0  done\n"
+        "  2  bad input (a folder that is not a run, a bad flag, an unwritable output): nothing was written\n"
+        "\n"
+        "Files:\n"
+        "  RUN_DIR/.ringmaster-index.json   what list read from the run, rebuilt when its files change\n"
+        "  ROOT/.ringmaster-runs-index.json the index of a folder of runs, beside them\n");
 }
 
 int runRunsCommand(const QStringList& arguments, QTextStream& out, QTextStream& err, const RunsSubcommand& plot)

@@ -32,8 +32,9 @@ packages=(
   # Tests: the desktop entry is checked with desktop-file-validate, its MIME type's XML with xmllint,
   # update-mime-database and GIO (tests/ui/test_desktop_entry.sh).
   desktop-file-utils libxml2-utils shared-mime-info libglib2.0-bin
-  # The Debian package (scripts/package.sh): manual pages from --help, lintian, AppStream metainfo check.
-  help2man lintian appstream
+  # The Debian package (scripts/package.sh): manual pages from --help (help2man) and from the job file's and
+  # the run directory's Markdown (lowdown), lintian, AppStream metainfo check.
+  help2man lowdown lintian appstream
   # The CUDA build's isolated Python environment (scripts/setup-torch.sh).
   python3-venv
   # Tests: the data-reader test writes PNG and JPEG images with PIL.

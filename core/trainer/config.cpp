@@ -212,7 +212,13 @@ std::string trainerUsage()
            "       --probe           as --validate-only, but read the data, run the model on one batch and print one\n"
            "                         JSON line: format, samples, classes, input shape, parameters, output shape, loss\n"
            "       --help            this text\n"
-           "       --version         the Ringmaster and LibTorch versions, and whether CUDA and NCCL are compiled in\n";
+           "       --version         the Ringmaster and LibTorch versions, and whether CUDA and NCCL are compiled in\n"
+           "\n"
+           "Exit status:\n"
+           "  " + std::to_string(protocol::kTrainerExitOk) + "  completed, or stopped on request (SIGTERM: a final checkpoint)\n"
+           "  " + std::to_string(protocol::kTrainerExitFailure) + "  failed (a collective, an I/O error, a crash caught): restarting may help\n"
+           "  " + std::to_string(protocol::kTrainerExitUsage) + "  bad input (a flag, the job file, the environment, a data or model file): restarting cannot help\n"
+           "  " + std::to_string(protocol::kTrainerExitAddressInUse) + "  the rendezvous address was in use (MASTER_PORT taken): relaunch on another port\n";
 }
 
 bool parseTrainerArgs(int argc, char** argv, TrainerConfig& config)

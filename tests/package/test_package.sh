@@ -53,7 +53,8 @@ if grep -E '^(E|W): ' "$work/lintian.txt"; then echo "FAIL: lintian errors or wa
 echo "== contents"
 dpkg-deb -c "$deb" > "$work/contents.txt"
 for path in ./usr/bin/ringmaster ./usr/bin/ringmaster-launch ./usr/bin/ringmaster-runs ./usr/bin/ringmaster-trainer \
-            ./usr/share/man/man1/ringmaster-launch.1.gz ./usr/share/doc/ringmaster/copyright ./usr/share/doc/ringmaster/changelog.gz \
+            ./usr/share/man/man1/ringmaster-launch.1.gz ./usr/share/man/man5/ringmaster-job.5.gz \
+            ./usr/share/man/man5/ringmaster-run.5.gz ./usr/share/doc/ringmaster/docs/protocol.md.gz ./usr/share/doc/ringmaster/copyright ./usr/share/doc/ringmaster/changelog.gz \
             ./usr/share/bash-completion/completions/ringmaster-launch ./usr/share/icons/hicolor/scalable/apps/ringmaster.svg \
             ./usr/share/icons/hicolor/48x48/apps/ringmaster.png "./usr/share/metainfo/$appstream_id.metainfo.xml" \
             ./usr/lib/python3/dist-packages/ringmaster/__init__.py ./usr/share/applications/ringmaster.desktop \
@@ -95,6 +96,20 @@ done
 run python3 -c 'import ringmaster, sys; assert ringmaster.__file__.startswith("/usr/lib/python3/dist-packages/"), ringmaster.__file__'
 # The ranks' start-up hook is only on the ranks' PYTHONPATH: Debian's python3 still runs Debian's sitecustomize.
 run python3 -c 'import sitecustomize; assert sitecustomize.__file__.startswith("/usr/lib/python3."), sitecustomize.__file__'
+
+echo "== manual pages"
+# Each program's page has EXIT STATUS (from its --help), the section-5 pages are whatis-complete and every page
+# formats without a warning.
+for page in ringmaster ringmaster-launch ringmaster-runs ringmaster-trainer; do
+  zcat "/usr/share/man/man1/$page.1.gz" | grep -q '^\.SH "EXIT STATUS"' || { echo "FAIL: $page(1) has no EXIT STATUS"; exit 1; }
+done
+zcat /usr/share/man/man1/ringmaster-runs.1.gz | grep -q '^\.SH FILES' || { echo "FAIL: ringmaster-runs(1) has no FILES"; exit 1; }
+for page in /usr/share/man/man5/ringmaster-job.5.gz /usr/share/man/man5/ringmaster-run.5.gz; do
+  lexgrog "$page" | grep -q ' - ' || { echo "FAIL: $page has no whatis line"; exit 1; }
+  warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l "$page" 2>&1 >/dev/null)
+  [ -z "$warnings" ] || { echo "FAIL: $page: $warnings"; exit 1; }
+done
+zcat /usr/share/man/man5/ringmaster-run.5.gz | grep -q 'metrics.csv' || { echo "FAIL: ringmaster-run(5) lacks the run directory"; exit 1; }
 
 echo "== installed ringmaster-build-trainer"
 # Bad input is one line; the installed copy of the trainer's sources configures against the pinned CUDA torch
