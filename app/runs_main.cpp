@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-#include "run_plot.h"
+#include "charts/run_plot.h"
 #include "runs_command.h"
 #include "runs_plot_command.h"
 #include "version_text.h"

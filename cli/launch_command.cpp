@@ -15,7 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../core/protocol/run_layout.h"
+#include "run_layout.h"
 #include "gpu_inventory.h"
 #include "gpu_placement.h"
 #include "preflight.h"

@@ -4,7 +4,7 @@
 #include <QSet>
 
 #include "run_files.h"
-#include "run_plot.h"
+#include "charts/run_plot.h"
 #include "runs_command.h"
 #include "runs_default_root.h"
 #include "runs_flags.h"

@@ -1,8 +1,8 @@
 #pragma once
 // `ringmaster-runs plot RUN... --out FILE.png|.svg|.pdf [--metric NAME]... [--x step|time] [--smoothing F]
 // [--size W,H]`: every scalar of the runs (core/runs, the records `export` writes) drawn by the app's chart
-// (ui/run_plot.h) into a picture. A library of its own (ringmaster::runs_plot_cli) because it links
-// widgets, which list/export/bundle do not need: ringmaster-runs hands it to runRunsCommand and builds a
+// (ui/charts/run_plot.h) into a picture. A library of its own (ringmaster::runs_plot_cli) because it links
+// widgets (the charts library only, never the app's window or form), which list/export/bundle do not need: ringmaster-runs hands it to runRunsCommand and builds a
 // QApplication only for it. Every argument is checked before anything is read or written; bad input is a
 // runs::RunsError (one line, exit 2, no file).
 

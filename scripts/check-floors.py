@@ -5,7 +5,8 @@
 
 The floors, bottom up: core/protocol (plain C++: no Qt, no LibTorch); core/trainer (LibTorch, never Qt) beside
 core/supervisor (Qt Core/Network, never widgets or LibTorch) and core/runs (Qt Core, never widgets, LibTorch or the
-supervisor); then ui (widgets, never LibTorch or the trainer) and cli (the terminal front ends, never LibTorch or
+supervisor); then ui/charts (the charts library: never the rest of the GUI), ui (widgets, never LibTorch or the
+trainer) and cli (the terminal front ends, never LibTorch or
 the trainer); app/ only wires main()s and is not checked. Each quoted include is resolved as the compiler does
 (beside the including file first, then by its path under the source folders) and its floor compared with the
 including file's; each <system> include is checked against the libraries that floor may not see. One line per
@@ -17,15 +18,16 @@ import sys
 from pathlib import Path
 
 SOURCE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc"}
-FLOORS = ("core/protocol", "core/trainer", "core/supervisor", "core/runs", "ui", "cli")
+FLOORS = ("core/protocol", "core/trainer", "core/supervisor", "core/runs", "ui/charts", "ui", "cli")
 # Which floors each floor may include (itself always).
 MAY_INCLUDE = {
     "core/protocol": set(),
     "core/trainer": {"core/protocol"},
     "core/supervisor": {"core/protocol"},
     "core/runs": {"core/protocol"},
-    "ui": {"core/protocol", "core/supervisor", "core/runs"},
-    "cli": {"core/protocol", "core/supervisor", "core/runs", "ui"},
+    "ui/charts": {"core/protocol", "core/supervisor", "core/runs"},
+    "ui": {"core/protocol", "core/supervisor", "core/runs", "ui/charts"},
+    "cli": {"core/protocol", "core/supervisor", "core/runs", "ui/charts", "ui"},
 }
 QT = re.compile(r"^(Q[A-Za-z]+|Qt[A-Za-z]*/.*|qcustomplot\.h)$")
 WIDGETS = re.compile(r"^(QtWidgets/.*|QtGui/.*|QtSvg/.*|Q(Widget|MainWindow|Dialog|Label|PushButton|Layout|"
@@ -38,6 +40,7 @@ FORBIDDEN_SYSTEM = {
     "core/trainer": [(QT, "Qt")],
     "core/supervisor": [(WIDGETS, "Qt widgets"), (TORCH, "LibTorch")],
     "core/runs": [(WIDGETS, "Qt widgets"), (TORCH, "LibTorch")],
+    "ui/charts": [(TORCH, "LibTorch")],
     "ui": [(TORCH, "LibTorch")],
     "cli": [(TORCH, "LibTorch")],
 }
@@ -55,7 +58,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
     root = Path(parser.parse_args().root).resolve()
-    files = [p for floor in FLOORS for p in (root / floor).rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()]
+    files = sorted({p for floor in FLOORS for p in (root / floor).rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()})
     by_suffix = {}
     for path in files:
         parts = path.relative_to(root).parts

@@ -7,6 +7,8 @@
 // runs, and the Runs tab's Open on a run Slurm still runs follows it here (attachRun). Closing the window
 // during a Slurm run offers, besides Stop and Cancel, "Leave it running on the cluster": the window stops
 // following the job without cancelling it (RunSupervisor::leaveRunning) and closes; Open follows it again.
+// How the window is put together (its areas and connections, the constructor's named parts) is in
+// main_window_parts.cpp; what it does with a run in main_window.cpp.
 
 #include <QFutureWatcher>
 
@@ -15,7 +17,7 @@
 #include <QMainWindow>
 #include <QTimer>
 
-#include "job_form.h"
+#include "form/job_form.h"
 #include "job_spec.h"
 #include "preflight.h"
 #include "run_types.h"
@@ -110,7 +112,14 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    // The constructor's named parts (main_window.cpp), in the order it calls them.
     void buildToolBar();
+    QWidget* buildDevicesAndForm();
+    QLayout* buildRunHeader();
+    void buildTabs();
+    void connectForm();
+    void connectRunsPanel();
+    void connectSupervisor();
     void onStateChanged(supervisor::RunState state);
     // The state label: the run's state and, under Slurm, Slurm's word on the job ("Slurm job 57: PENDING (Resources)").
     void showState();

@@ -8,12 +8,12 @@
 
 #include "checkpoint_list.h"
 #include "csv_table.h"
-#include "eval_table.h"
+#include "panes/eval_table.h"
 #include "job_spec.h"
-#include "loss_chart.h"
+#include "charts/loss_chart.h"
 #include "run_files.h"
 #include "run_types.h"
-#include "scalar_chart.h"
+#include "charts/scalar_chart.h"
 #include "scalar_table.h"
 
 namespace ringmaster::ui {
@@ -33,17 +33,9 @@ qint64 integer(const runs::CsvTable& table, const QList<QByteArray>& row, const 
 
 } // namespace
 
-qint64 resumeStepOf(const QString& resumeTarget)
-{
-    const QFileInfo target(resumeTarget);
-    if (target.isFile()) return runs::checkpointStepOfName(target.fileName());
-    const auto checkpoints = runs::listRunCheckpoints(resumeTarget);
-    return checkpoints.isEmpty() ? -1 : checkpoints.last().step;
-}
-
 int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
 {
-    const qint64 upTo = resumeStepOf(resumeTarget);
+    const qint64 upTo = runs::resumeStepOf(resumeTarget);
     const QString runDir = supervisor::runDirectoryOf(resumeTarget);
     if (upTo < 0 || runDir.isEmpty()) return 0;
     // Streamed twice (a week-long run's metrics.csv is gigabytes): the rows up to the checkpoint are counted,
@@ -103,7 +95,7 @@ int replayResumedHistory(LossChart& chart, const QString& resumeTarget)
 
 int replayResumedScalars(ScalarChart& chart, const QString& resumeTarget)
 {
-    const qint64 upTo = resumeStepOf(resumeTarget);
+    const qint64 upTo = runs::resumeStepOf(resumeTarget);
     const QString runDir = supervisor::runDirectoryOf(resumeTarget);
     if (upTo < 0 || runDir.isEmpty()) return 0;
     struct Point
@@ -125,10 +117,10 @@ int replayResumedScalars(ScalarChart& chart, const QString& resumeTarget)
 
 int replayResumedEvals(EvalTable& table, const QString& resumeTarget)
 {
-    const qint64 upTo = resumeStepOf(resumeTarget);
+    const qint64 upTo = runs::resumeStepOf(resumeTarget);
     const QString runDir = supervisor::runDirectoryOf(resumeTarget);
     if (upTo < 0 || runDir.isEmpty()) return 0;
-    const EvalReading reading = readRunEvals(runDir, upTo);
+    const EvalReading reading = runs::readRunEvals(runDir, upTo);
     table.setReading(reading);
     return static_cast<int>(reading.rows.size());
 }

@@ -89,4 +89,12 @@ QList<CheckpointInfo> listRunCheckpoints(const QString& runDir)
     return list;
 }
 
+qint64 resumeStepOf(const QString& resumeTarget)
+{
+    const QFileInfo target(resumeTarget);
+    if (target.isFile()) return checkpointStepOfName(target.fileName());
+    const auto checkpoints = listRunCheckpoints(resumeTarget);
+    return checkpoints.isEmpty() ? -1 : checkpoints.last().step;
+}
+
 } // namespace ringmaster::runs

@@ -35,5 +35,8 @@ qint64 checkpointStepOfName(const QString& fileName);
 
 // RUN_DIR's checkpoints, by step; empty when it has none (or no checkpoints/ folder).
 QList<CheckpointInfo> listRunCheckpoints(const QString& runDir);
+// The step RESUME_TARGET (a checkpoint file, or a run directory: its newest checkpoint) resumes from, or -1 when
+// unknown: what a resume's charts are replayed up to.
+qint64 resumeStepOf(const QString& resumeTarget);
 
 } // namespace ringmaster::runs

@@ -16,6 +16,9 @@ printf '#include <QWidget>\n' > "$tree/core/supervisor/uses_widgets.cpp"
 printf '#include <torch/torch.h>\n' > "$tree/ui/charts/uses_torch.cpp"
 printf '#include "job_spec.h"\n' > "$tree/core/runs/uses_supervisor.cpp"
 printf '#include "config.h"\n' > "$tree/cli/uses_trainer.cpp"
+mkdir -p "$tree/ui/form"
+echo '#pragma once' > "$tree/ui/form/job_form.h"
+printf '#include "form/job_form.h"\n' > "$tree/ui/charts/uses_the_form.cpp"
 printf '#include "../../core/supervisor/job_spec.h"\n#include <QString>\n' > "$tree/ui/charts/fine.cpp"
 set +e
 out=$($check --root "$tree")
@@ -28,7 +31,8 @@ for expected in 'core/trainer/uses_qt.cpp:1: <QString> is Qt' \
                 'ui/charts/uses_torch.cpp:1: <torch/torch.h> is LibTorch' \
                 'core/runs/uses_supervisor.cpp:1: "job_spec.h" is in core/supervisor, which core/runs may not include' \
                 'cli/uses_trainer.cpp:1: "config.h" is in core/trainer, which cli may not include' \
-                'check-floors: 5 include(s)'; do
+                'ui/charts/uses_the_form.cpp:1: "form/job_form.h" is in ui, which ui/charts may not include' \
+                'check-floors: 6 include(s)'; do
   grep -qF "$expected" <<< "$out" || { echo "FAIL: missing: $expected"; exit 1; }
 done
 if grep -q 'fine.cpp' <<< "$out"; then echo "FAIL: a permitted include was reported"; exit 1; fi

@@ -24,7 +24,7 @@ namespace {
 constexpr int kProcessTimeoutMs = 120000;
 constexpr int kSteps = 200;
 constexpr int kEvalEvery = 20;
-// ui/scalar_panel.cpp's palette: the first series of a panel is drawn blue, the second orange.
+// ui/charts/scalar_panel.cpp's palette: the first series of a panel is drawn blue, the second orange.
 const QColor kFirstSeriesColour(31, 119, 180);
 const QColor kSecondSeriesColour(255, 127, 14);
 constexpr int kColourTolerance = 12;

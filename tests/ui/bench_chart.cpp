@@ -19,7 +19,7 @@
 
 #include <unistd.h>
 
-#include "loss_chart.h"
+#include "charts/loss_chart.h"
 #include "metric_server.h"
 #include "raw_socket.h"
 #include "qcustomplot.h"

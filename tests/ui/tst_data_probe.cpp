@@ -20,9 +20,9 @@
 #include <cerrno>
 #include <csignal>
 
-#include "gpu_panel.h"
-#include "input_pickers.h"
-#include "job_form.h"
+#include "panes/gpu_panel.h"
+#include "form/input_pickers.h"
+#include "form/job_form.h"
 #include "main_window.h"
 
 using namespace ringmaster;

@@ -21,12 +21,12 @@
 
 #include "app_settings.h"
 #include "desktop_notifier.h"
-#include "gpu_panel.h"
-#include "job_form.h"
-#include "log_panel.h"
+#include "panes/gpu_panel.h"
+#include "form/job_form.h"
+#include "panes/log_panel.h"
 #include "main_window.h"
 #include "run_supervisor.h"
-#include "script_fields.h"
+#include "form/script_fields.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

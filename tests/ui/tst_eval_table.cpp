@@ -1,4 +1,4 @@
-// The evaluation table (ui/eval_table.h): live in the main window during a real 2-rank CPU run (an mlp on a
+// The evaluation table (ui/panes/eval_table.h): live in the main window during a real 2-rank CPU run (an mlp on a
 // small CSV with a validation split, five epochs: five evaluations), row for row equal to the run's eval.csv
 // with each wall time equal to metrics.csv's at that step; the same run opened in the Runs tab shows the same
 // rows from its files; a past run made by hand (tests/runs/run_fixture.h) shows its eval.csv rows, best
@@ -20,12 +20,12 @@
 #include <cmath>
 
 #include "csv_table.h"
-#include "eval_table.h"
-#include "gpu_panel.h"
+#include "panes/eval_table.h"
+#include "panes/gpu_panel.h"
 #include "main_window.h"
 #include "run_fixture.h"
 #include "run_supervisor.h"
-#include "runs_panel.h"
+#include "runs/runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -114,7 +114,7 @@ private Q_SLOTS:
 
         // Live: one row per eval.csv row, with the same numbers.
         const EvalTable& live = *window.evalTable();
-        const EvalReading files = readRunEvals(dir);
+        const EvalReading files = ringmaster::runs::readRunEvals(dir);
         QVERIFY(files.exists);
         QVERIFY2(files.problems.isEmpty(), qPrintable(files.problems.join(QLatin1Char('\n'))));
         QCOMPARE(files.rows.size(), kEpochs);

@@ -17,7 +17,7 @@
 #include <csignal>
 
 #include "main_window.h"
-#include "rank_table.h"
+#include "panes/rank_table.h"
 #include "run_listing.h"
 #include "run_supervisor.h"
 #include "test_support.h"

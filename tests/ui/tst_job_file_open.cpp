@@ -22,13 +22,13 @@
 #include <QTimer>
 
 #include "app_settings.h"
-#include "job_file_dialog.h"
-#include "input_pickers.h"
+#include "form/job_file_dialog.h"
+#include "form/input_pickers.h"
 #include "main_window.h"
 #include "program_checks.h"
 #include "run_supervisor.h"
-#include "script_fields.h"
-#include "trainer_note.h"
+#include "form/script_fields.h"
+#include "form/trainer_note.h"
 #include "trusted_programs.h"
 
 using namespace ringmaster;

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "loss_chart.h"
+#include "charts/loss_chart.h"
 #include "qcustomplot.h"
 
 using namespace ringmaster;

@@ -19,16 +19,16 @@
 
 #include <csignal>
 
-#include "gpu_panel.h"
-#include "job_form.h"
-#include "log_panel.h"
-#include "loss_chart.h"
+#include "panes/gpu_panel.h"
+#include "form/job_form.h"
+#include "panes/log_panel.h"
+#include "charts/loss_chart.h"
 #include "main_window.h"
-#include "rank_table.h"
+#include "panes/rank_table.h"
 #include "run_supervisor.h"
-#include "scalar_chart.h"
-#include "system_panel.h"
-#include "script_fields.h"
+#include "charts/scalar_chart.h"
+#include "charts/system_panel.h"
+#include "form/script_fields.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -22,18 +22,18 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "checkpoint_picker.h"
+#include "runs/checkpoint_picker.h"
 #include "csv_table.h"
-#include "gpu_panel.h"
-#include "job_form.h"
-#include "loss_chart.h"
-#include "scalar_chart.h"
+#include "panes/gpu_panel.h"
+#include "form/job_form.h"
+#include "charts/loss_chart.h"
+#include "charts/scalar_chart.h"
 #include "main_window.h"
-#include "run_actions.h"
-#include "eval_table.h"
+#include "runs/run_actions.h"
+#include "panes/eval_table.h"
 #include "run_supervisor.h"
-#include "runs_model.h"
-#include "runs_panel.h"
+#include "runs/runs_model.h"
+#include "runs/runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -20,14 +20,14 @@
 
 #include <memory>
 
-#include "hyperparameter_table.h"
+#include "runs/hyperparameter_table.h"
 #include "qcustomplot.h"
-#include "run_colours.h"
+#include "runs/run_colours.h"
 #include "run_fixture.h"
 #include "run_notes.h"
-#include "runs_model.h"
-#include "runs_panel.h"
-#include "scalar_chart.h"
+#include "runs/runs_model.h"
+#include "runs/runs_panel.h"
+#include "charts/scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -31,17 +31,17 @@
 #include <memory>
 
 #include "job_spec.h"
-#include "log_panel.h"
+#include "panes/log_panel.h"
 #include "main_window.h"
 #include "run_supervisor.h"
 #include "run_fixture.h"
 #include "run_notes.h"
-#include "eval_table.h"
-#include "runs_folder_watch.h"
-#include "runs_model.h"
+#include "panes/eval_table.h"
+#include "runs/runs_folder_watch.h"
+#include "runs/runs_model.h"
 #include "run_lock.h"
-#include "runs_panel.h"
-#include "scalar_chart.h"
+#include "runs/runs_panel.h"
+#include "charts/scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -13,9 +13,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "input_pickers.h"
-#include "job_form.h"
-#include "script_fields.h"
+#include "form/input_pickers.h"
+#include "form/job_form.h"
+#include "form/script_fields.h"
 
 using ringmaster::supervisor::JobSpec;
 using ringmaster::ui::JobForm;

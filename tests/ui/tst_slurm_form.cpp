@@ -19,8 +19,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "job_form.h"
-#include "slurm_fields.h"
+#include "form/job_form.h"
+#include "form/slurm_fields.h"
 #include "slurm_fixtures.h"
 
 using ringmaster::supervisor::JobSpec;

@@ -35,14 +35,14 @@
 
 #include <csignal>
 
-#include "gpu_panel.h"
-#include "job_form.h"
-#include "loss_chart.h"
+#include "panes/gpu_panel.h"
+#include "form/job_form.h"
+#include "charts/loss_chart.h"
 #include "main_window.h"
 #include "run_supervisor.h"
-#include "runs_model.h"
-#include "runs_panel.h"
-#include "slurm_fields.h"
+#include "runs/runs_model.h"
+#include "runs/runs_panel.h"
+#include "form/slurm_fields.h"
 #include "slurm_fixtures.h"
 #include "test_support.h"
 

@@ -8,9 +8,9 @@
 #include <QTest>
 
 #include "run_fixture.h"
-#include "runs_panel.h"
-#include "system_panel.h"
-#include "system_series.h"
+#include "runs/runs_panel.h"
+#include "charts/system_panel.h"
+#include "charts/system_series.h"
 
 using namespace ringmaster::ui;
 using ringmaster::supervisor::SystemSample;

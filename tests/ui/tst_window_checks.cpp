@@ -27,12 +27,12 @@
 
 #include <zlib.h>
 
-#include "gpu_panel.h"
-#include "job_form.h"
+#include "panes/gpu_panel.h"
+#include "form/job_form.h"
 #include "main_window.h"
 #include "run_supervisor.h"
-#include "trainer_note.h"
-#include "training_set_size.h"
+#include "form/trainer_note.h"
+#include "form/training_set_size.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -19,7 +19,7 @@
 #include "checkpoint_picker.h"
 #include "export_job.h"
 #include "run_files.h"
-#include "run_plot.h"
+#include "charts/run_plot.h"
 #include "run_record.h"
 #include "scalar_table.h"
 #include "system_table.h"

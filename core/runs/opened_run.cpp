@@ -1,17 +1,15 @@
 #include "opened_run.h"
 
-#include "system_table.h"
-
 #include <QDir>
 #include <QFileInfo>
 #include <QFile>
 #include <QRegularExpression>
 
-#include "log_panel.h"
 #include "run_files.h"
 #include "run_index.h"
+#include "system_table.h"
 
-namespace ringmaster::ui {
+namespace ringmaster::runs {
 namespace {
 
 constexpr qint64 kLogTailBytes = 4 * 1024 * 1024;   // of each log file; the view keeps its last lines anyway
@@ -22,10 +20,10 @@ std::map<int, QStringList> readLogTails(const QString& runDir, int lineCount)
 {
     static const QRegularExpression rankLog(QStringLiteral("^rank-(\\d+)\\.log$"));
     std::map<int, QStringList> logs;
-    const QDir folder(QDir(runDir).filePath(QString::fromLatin1(runs::kLogsFolder)));
+    const QDir folder(QDir(runDir).filePath(QString::fromLatin1(kLogsFolder)));
     for (const QString& name : folder.entryList({QStringLiteral("*.log")}, QDir::Files, QDir::Name)) {
         const auto match = rankLog.match(name);
-        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QFileInfo(QLatin1String(runs::kLauncherLogFile)).fileName() ? -1 : -2;
+        const int rank = match.hasMatch() ? match.captured(1).toInt() : name == QFileInfo(QLatin1String(kLauncherLogFile)).fileName() ? -1 : -2;
         if (rank < -1) continue;
         QFile file(folder.filePath(name));
         if (!file.open(QIODevice::ReadOnly)) continue;
@@ -38,31 +36,31 @@ std::map<int, QStringList> readLogTails(const QString& runDir, int lineCount)
     return logs;
 }
 
-OpenedRun readOpenedRun(const QString& runDir, const QString& label, bool withLogsAndEvals)
+OpenedRun readOpenedRun(const QString& runDir, const QString& label, int logLines)
 {
     OpenedRun run;
     run.label = label;
-    run.job = runs::readRunJob(runDir);
+    run.job = readRunJob(runDir);
     try {
-        run.record = runs::loadRunRecord(runDir);   // what its files say now, problems included
-    } catch (const runs::RunsError& e) {
+        run.record = loadRunRecord(runDir);   // what its files say now, problems included
+    } catch (const RunsError& e) {
         run.record.problems << e.message();
     }
     try {
-        run.table = runs::readRunScalars(runDir, runs::kChartPointsPerSeries);
-    } catch (const runs::RunsError& e) {
+        run.table = readRunScalars(runDir, kChartPointsPerSeries);
+    } catch (const RunsError& e) {
         run.table.problems << e.message();
     }
-    if (withLogsAndEvals) {
-        run.logLines = readLogTails(runDir, static_cast<int>(LogPanel::kLinesInMemory));   // all the view keeps
+    if (logLines > 0) {
+        run.logLines = readLogTails(runDir, logLines);
         run.evals = readRunEvals(runDir);
         try {
-            run.system = runs::readRunSystem(runDir);
-        } catch (const runs::RunsError& e) {
+            run.system = readRunSystem(runDir);
+        } catch (const RunsError& e) {
             run.system.problems << e.message();
         }
     }
     return run;
 }
 
-} // namespace ringmaster::ui
+} // namespace ringmaster::runs

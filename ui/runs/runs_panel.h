@@ -24,6 +24,7 @@
 // shows what could be read and a red line above the tabs saying what could not (problemsBanner).
 // The list follows runs started elsewhere (ringmaster-launch in a terminal) without Refresh: RunsFolderWatch
 // notices a new run folder in a root or a summary.json written, and the tab lists again.
+// Its widgets and connections are made in runs_panel_parts.cpp; what it does with runs in runs_panel.cpp.
 
 #include <QColor>
 #include <QFutureWatcher>
@@ -50,6 +51,7 @@ class QTableView;
 namespace ringmaster::ui {
 
 class RunsFilterProxy;
+class EvalTable;
 class HyperparameterTable;
 class LogPanel;
 class RunsModel;
@@ -139,6 +141,11 @@ protected:
     void hideEvent(QHideEvent* event) override;
 
 private:
+    // The constructor's named parts (runs_panel_parts.cpp).
+    QWidget* buildRunList();
+    QWidget* buildRunDetails();
+    void connectBackground();
+
     struct Listing
     {
         QList<runs::RunRecord> runs;
@@ -186,7 +193,7 @@ private:
     std::function<QString()> m_outputRoot;
     QStringList m_addedRoots;
     QFutureWatcher<Listing> m_listing;
-    QFutureWatcher<QList<OpenedRun>> m_opening;
+    QFutureWatcher<QList<runs::OpenedRun>> m_opening;
     QTimer m_reopenTicked;
     QStringList m_openingPaths;
     QStringList m_openRuns;

@@ -14,6 +14,7 @@
 // (ringmaster-trainer --probe) describes them under their rows, its count of training samples is the
 // one the batch is checked against, and a rejection is listed as a problem. The probe does not hold
 // Start back while it runs (Start's pre-flight checks the same); only an answer that rejects does.
+// Its fields and connections are made in job_form_parts.cpp; what it does with a job is in job_form.cpp.
 
 #include <QFutureWatcher>
 #include <QJsonValue>
@@ -28,6 +29,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -108,6 +110,20 @@ Q_SIGNALS:
     void placeChanged(bool slurm);
 
 private:
+    // The loss box's first choice, and the heartbeat box's 0: a script's hang detection is off (it prints nothing
+    // regularly by contract).
+    static constexpr const char* kAutoLoss = "auto";
+    static constexpr double kHangDetectionOff = 0.0;
+
+    // The constructor's named parts (job_form_parts.cpp), in the order it calls them.
+    void createKindAndPlace();
+    QGroupBox* buildModelAndData();
+    QGroupBox* buildTraining();
+    QGroupBox* buildOutputs();
+    void layOut(QGroupBox* outputs);
+    void connectFields();
+    void nameFields();
+
     // A field the form shows: a trainer flag (by name) or a launch setting.
     struct Field
     {

@@ -3,7 +3,7 @@
 // (signals the main window acts on: it owns the form and the supervisor), and the exports
 // `ringmaster-runs` offers, from the app: scalars of the ticked runs (the runs in the tab's chart; the
 // selected ones when none is ticked) as CSV or JSON, a chart of the same runs as PNG/SVG/PDF at a chosen
-// size (ui/run_plot.h), the selected run's bundle (with or without checkpoints and model.pt), and its
+// size (ui/charts/run_plot.h), the selected run's bundle (with or without checkpoints and model.pt), and its
 // model.pt or a picked checkpoint copied out. Each export runs through an
 // ExportRunner (export_job.h: off the GUI thread, progress dialog, atomic, asks before replacing a file).
 // The menu items open file dialogs; the export*() methods take the paths directly (tests, scripts).

@@ -4,7 +4,7 @@
 // run's start as metrics.csv and the chart's wall-time axis count; blank when no training step is known),
 // with a line above it saying how many there are and the best accuracy, or what could not be read. The
 // main window fills it live from the supervisor's eval and step messages (as the Training chart); the Runs
-// tab fills it from a past run's eval.csv and metrics.csv (readRunEvals, safe on a worker thread), so an
+// tab fills it from a past run's eval.csv and metrics.csv (core/runs/run_evals.h, any thread), so an
 // opened run shows the same table as the live one. Evaluations are few (one per epoch): a QTableWidget.
 
 #include <QList>
@@ -13,6 +13,7 @@
 
 #include <optional>
 
+#include "run_evals.h"
 #include "run_types.h"
 
 class QLabel;
@@ -20,26 +21,8 @@ class QTableWidget;
 
 namespace ringmaster::ui {
 
-struct EvalRow
-{
-    qint64 epoch = 0;
-    qint64 step = 0;
-    double valLoss = 0.0;
-    double valAccuracy = 0.0;        // NaN when the model has none (regression)
-    std::optional<double> wallTime;  // seconds since the run's start
-};
-
-// A run's evaluations as its files hold them, and the problems met reading them (each naming its file).
-struct EvalReading
-{
-    bool exists = false;   // the run has an eval.csv
-    QList<EvalRow> rows;
-    QStringList problems;
-};
-
-// Reads RUN_DIR/eval.csv, with each row's wall time from RUN_DIR/metrics.csv; rows after UP_TO_STEP are left
-// out when it is >= 0 (a resume replays the evaluations up to its checkpoint). No Qt widgets: any thread.
-EvalReading readRunEvals(const QString& runDir, qint64 upToStep = -1);
+using runs::EvalReading;
+using runs::EvalRow;
 
 class EvalTable : public QWidget
 {

@@ -10,7 +10,7 @@
 
 #include <sys/prctl.h>
 
-#include "../core/protocol/exit_codes.h"
+#include "exit_codes.h"
 
 namespace ringmaster::ui {
 namespace {
