@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "app_settings.h"
-#include "main_window.h"
-#include "trainer_info.h"
-#include "version_text.h"
+#include "supervisor/app_settings.h"
+#include "ui/main_window.h"
+#include "supervisor/trainer_info.h"
+#include "cli/version_text.h"
 
 namespace {
 

@@ -4,11 +4,11 @@
 
 #include <cstdio>
 
-#include "launch_command.h"
-#include "slurm_flags.h"
-#include "test_metric_pattern.h"
-#include "trainer_info.h"
-#include "version_text.h"
+#include "cli/launch_command.h"
+#include "cli/slurm_flags.h"
+#include "cli/test_metric_pattern.h"
+#include "supervisor/trainer_info.h"
+#include "cli/version_text.h"
 
 int main(int argc, char** argv)
 {

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <memory>
 
-#include "charts/run_plot.h"
-#include "runs_command.h"
-#include "runs_plot_command.h"
-#include "version_text.h"
+#include "ui/charts/run_plot.h"
+#include "cli/runs_command.h"
+#include "cli/runs_plot_command.h"
+#include "cli/version_text.h"
 
 int main(int argc, char** argv)
 {

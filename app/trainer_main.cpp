@@ -1,5 +1,5 @@
 // ringmaster-trainer: one data-parallel rank (see core/trainer/trainer.h).
-#include "trainer.h"
+#include "trainer/trainer.h"
 
 int main(int argc, char** argv)
 {

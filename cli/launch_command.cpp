@@ -1,4 +1,4 @@
-#include "launch_command.h"
+#include "cli/launch_command.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -15,14 +15,15 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "run_layout.h"
-#include "gpu_inventory.h"
-#include "gpu_placement.h"
-#include "preflight.h"
-#include "run_event.h"
-#include "run_supervisor.h"
-#include "slurm_flags.h"
-#include "system_sampler.h"
+#include "protocol/run_layout.h"
+#include "supervisor/gpu_inventory.h"
+#include "supervisor/gpu_placement.h"
+#include "supervisor/preflight.h"
+#include "supervisor/run_event.h"
+#include "supervisor/run_supervisor.h"
+#include "cli/slurm_flags.h"
+#include "supervisor/system_sampler.h"
+#include "supervisor/trainer_flags.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -130,6 +131,8 @@ QString bestCheckpointOf(const QString& resume)
 
 QString launchUsage()
 {
+    const JobSpec defaults; // each default as JobSpec declares it
+    const auto number = [](double value) { return QString::number(value); };
     return QStringLiteral(
         "usage: ringmaster-launch [JOB.json] [flags] [trainer flags]\n"
         "       ringmaster-launch --script PATH [--python INTERPRETER] [flags] [-- SCRIPT ARGS...]\n"
@@ -137,16 +140,16 @@ QString launchUsage()
         "and brings the whole group down cleanly. With no GPU and no job it trains the embedded default:\n"
         "2 CPU ranks, Fashion-MNIST cnn, one epoch.\n\n"
         "launcher flags:\n"
-        "  --nproc N               CPU ranks (default 2), or GPU count with --device cuda\n"
+        "  --nproc N               CPU ranks (default %7), or GPU count with --device cuda\n"
         "  --gpus 0,2,3            GPUs to use, rank i on the i-th (implies --device cuda)\n"
         "  --device cpu|cuda       (default: cuda when an NVIDIA GPU is present, else cpu)\n"
         "  --out RUN_DIR           run directory (default: OUTPUT_ROOT/yyyyMMdd-HHmmss-MODEL)\n"
-        "  --output-root DIR       where new run directories go (default: runs)\n"
-        "  --master-port P         rendezvous port (0 = pick a free one; default 0)\n"
-        "  --max-restarts N        relaunch from the latest checkpoint after a failure (default 0)\n"
-        "  --heartbeat-timeout S   a rank silent this long is hung (default 120)\n"
-        "  --straggler-after S     name a rank computing 1.2x slower than the others this long (default 60, 0: off)\n"
-        "  --grace-period S        SIGTERM to SIGKILL on stop (default 30)\n"
+        "  --output-root DIR       where new run directories go (default: %8)\n"
+        "  --master-port P         rendezvous port (0 = pick a free one; default %9)\n"
+        "  --max-restarts N        relaunch from the latest checkpoint after a failure (default %10, at most %11)\n"
+        "  --heartbeat-timeout S   a rank silent this long is hung (default %12)\n"
+        "  --straggler-after S     name a rank computing 1.2x slower than the others this long (default %13, 0: off)\n"
+        "  --grace-period S        SIGTERM to SIGKILL on stop (default %14)\n"
         "  --resume RUN_DIR|CKPT   continue a run in its own run directory, with its own job.json\n"
         "  --best                  with --resume RUN_DIR: from its best checkpoint (checkpoints/best.pt, --keep-best)\n"
         "  --trainer PATH          the ringmaster-trainer binary (default: beside this one)\n"
@@ -155,7 +158,7 @@ QString launchUsage()
         "                          when a rank hangs or is named a straggler, with the event as one line of JSON on\n"
         "                          its stdin\n"
         "  --script PATH           run your own torchrun-style training script on each rank instead of the trainer\n"
-        "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default python3)\n"
+        "  --python INTERPRETER    the script's interpreter, a path or a name on PATH (default %15)\n"
         "  --metric-pattern REGEX  (repeatable) read scalars from rank 0's output with this regular expression:\n"
         "                          named groups are scalars, the group 'step' is the step; 'none' turns it off;\n"
         "                          default: 'name: number' and 'name=number' pairs, 'step N'/'iter N' for the step\n"
@@ -176,7 +179,10 @@ QString launchUsage()
         "  %5  stopped on request (Ctrl-C, SIGTERM)\n"
         "  %6  left running in Slurm (the terminal closed during a --slurm or --attach run; follow it with --attach)\n")
         .arg(slurmUsage(), QString::number(kLaunchExitCompleted), QString::number(kLaunchExitFailed), QString::number(kLaunchExitUsage),
-             QString::number(kLaunchExitStopped), QString::number(kLaunchExitLeftRunning));
+             QString::number(kLaunchExitStopped), QString::number(kLaunchExitLeftRunning), QString::number(defaults.nproc),
+             defaults.outputRoot, QString::number(defaults.masterPort))
+        .arg(QString::number(defaults.maxRestarts), QString::number(kMaxRestarts), number(defaults.heartbeatTimeoutSec),
+             number(defaults.stragglerAfterSec), number(defaults.gracePeriodSec), defaults.python);
 }
 
 NotifyProgram takeNotifyCommand(QStringList* arguments)
@@ -295,7 +301,7 @@ bool parseLaunchArguments(const QStringList& arguments, JobSpec* job, bool* quie
             job->metricPatterns << value;
         }
         else if (flag == QLatin1String("--tensorboard-dir")) job->tensorboardDir = value;
-        else { job->setTrainerOption(flag, QJsonValue(value)); trainerFlags << flag; }
+        else { job->setTrainerOption(flag, typedTrainerValue(flag, value)); trainerFlags << flag; }
     }
     checkScriptArguments(job, trainerFlags, fileHasTrainerFlags ? jobFile : QString(), scriptArgsGiven, scriptArgs);
     if (fromBest) job->resume = bestCheckpointOf(job->resume);

@@ -10,9 +10,9 @@
 #include <QObject>
 #include <QStringList>
 
-#include "job_spec.h"
-#include "notify_command.h"
-#include "run_types.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/notify_command.h"
+#include "supervisor/run_types.h"
 
 class QSocketNotifier;
 

@@ -1,19 +1,19 @@
-#include "runs_command.h"
+#include "cli/runs_command.h"
 
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 
-#include "run_bundle.h"
-#include "run_files.h"
-#include "run_listing.h"
-#include "runs_default_root.h"
-#include "runs_flags.h"
-#include "runs_slurm_status.h"
-#include "runs_table.h"
-#include "scalar_export.h"
-#include "system_table.h"
-#include "scalar_table.h"
+#include "runs/run_bundle.h"
+#include "runs/run_files.h"
+#include "runs/run_listing.h"
+#include "cli/runs_default_root.h"
+#include "cli/runs_flags.h"
+#include "cli/runs_slurm_status.h"
+#include "cli/runs_table.h"
+#include "runs/scalar_export.h"
+#include "runs/system_table.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::cli {
 namespace {
@@ -114,7 +114,7 @@ QString runsUsage()
         "  export RUN... --out FILE [--format csv|json]\n"
         "      every scalar of the runs in one table: run,step,wall_time,name,value (full precision)\n"
         "      --out FILE   the file to write (replaced atomically)\n"
-        "      --format F   csv (default) or json\n"
+        "      --format csv|json   the table's format (default csv)\n"
         "  bundle RUN --out FILE.tar.gz [--with-checkpoints] [--with-model]\n"
         "      the run's job, summary, metrics, logs and classes, byte for byte, plus environment.json\n"
         "      --with-checkpoints   add checkpoints/\n"

@@ -1,4 +1,4 @@
-#include "runs_default_root.h"
+#include "cli/runs_default_root.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -8,9 +8,9 @@
 
 #include <optional>
 
-#include "app_settings.h"
-#include "job_spec.h"
-#include "run_files.h"
+#include "supervisor/app_settings.h"
+#include "supervisor/job_spec.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::cli {
 

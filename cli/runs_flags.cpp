@@ -1,6 +1,6 @@
-#include "runs_flags.h"
+#include "cli/runs_flags.h"
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::cli {
 

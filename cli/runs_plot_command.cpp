@@ -1,14 +1,14 @@
-#include "runs_plot_command.h"
+#include "cli/runs_plot_command.h"
 
 #include <QApplication>
 #include <QSet>
 
-#include "run_files.h"
-#include "charts/run_plot.h"
-#include "runs_command.h"
-#include "runs_default_root.h"
-#include "runs_flags.h"
-#include "scalar_table.h"
+#include "runs/run_files.h"
+#include "ui/charts/run_plot.h"
+#include "cli/runs_command.h"
+#include "cli/runs_default_root.h"
+#include "cli/runs_flags.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::cli {
 namespace {

@@ -1,7 +1,7 @@
-#include "runs_slurm_status.h"
+#include "cli/runs_slurm_status.h"
 
-#include "slurm/slurm_client.h"
-#include "slurm_job.h"
+#include "supervisor/slurm/slurm_client.h"
+#include "runs/slurm_job.h"
 
 namespace ringmaster::cli {
 

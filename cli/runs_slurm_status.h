@@ -7,7 +7,7 @@
 
 #include <QList>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::cli {
 

@@ -1,4 +1,4 @@
-#include "runs_table.h"
+#include "cli/runs_table.h"
 
 #include <QStringList>
 

@@ -6,7 +6,7 @@
 #include <QList>
 #include <QString>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::cli {
 

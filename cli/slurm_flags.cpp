@@ -1,4 +1,4 @@
-#include "slurm_flags.h"
+#include "cli/slurm_flags.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

@@ -9,7 +9,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "job_spec.h"
+#include "supervisor/job_spec.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,11 +1,11 @@
-#include "test_metric_pattern.h"
+#include "cli/test_metric_pattern.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
 #include <QTextStream>
 
-#include "metric_line_parser.h"
+#include "supervisor/metric_line_parser.h"
 
 namespace ringmaster::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "version_text.h"
+#include "cli/version_text.h"
 
 #include <QtGlobal>
 

@@ -7,9 +7,11 @@ The floors, bottom up: core/protocol (plain C++: no Qt, no LibTorch); core/train
 core/supervisor (Qt Core/Network, never widgets or LibTorch) and core/runs (Qt Core, never widgets, LibTorch or the
 supervisor); then ui/charts (the charts library: never the rest of the GUI), ui (widgets, never LibTorch or the
 trainer) and cli (the terminal front ends, never LibTorch or
-the trainer); app/ only wires main()s and is not checked. Each quoted include is resolved as the compiler does
-(beside the including file first, then by its path under the source folders) and its floor compared with the
-including file's; each <system> include is checked against the libraries that floor may not see. One line per
+the trainer); app/ only wires main()s and is not checked. Every quoted include of a project file is written from
+the one include root (core's floors by name: "protocol/wire.h", "supervisor/job_spec.h"; the GUI and the terminal
+programs from the source root: "ui/form/job_form.h", "cli/launch_command.h"), so its floor is in its name and is
+compared with the including file's; a project file included any other way (beside the file, by a shorter name) is
+reported with its rooted spelling. Each <system> include is checked against the libraries that floor may not see. One line per
 crossing (FILE:LINE: what it includes and why it may not), exit 1; exit 0 when the house is in order.
 """
 import argparse
@@ -44,6 +46,9 @@ FORBIDDEN_SYSTEM = {
     "ui": [(TORCH, "LibTorch")],
     "cli": [(TORCH, "LibTorch")],
 }
+# The include root: core's floors by their names ("protocol/wire.h", "trainer/data/idx.h"), the GUI and the terminal
+# programs from the source root ("ui/form/job_form.h", "cli/launch_command.h").
+CORE_FLOORS = ("protocol", "trainer", "supervisor", "runs")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -52,6 +57,21 @@ def floor_of(relative: str):
         if relative == floor or relative.startswith(floor + "/"):
             return floor
     return None
+
+
+def rooted_target(root: Path, name: str):
+    """The file a rooted include names ("protocol/wire.h" under core/, "ui/form/job_form.h" under the source root),
+    or None when the name is not rooted or names no file."""
+    first = name.split("/", 1)[0]
+    base = root / "core" if first in CORE_FLOORS else root if first in ("ui", "cli") else None
+    if base is None or "/" not in name or not (base / name).is_file():
+        return None
+    return (base / name).resolve()
+
+
+def rooted_name(root: Path, target: Path) -> str:
+    relative = target.relative_to(root).as_posix()
+    return relative[len("core/"):] if relative.startswith("core/") else relative
 
 
 def main() -> int:
@@ -79,17 +99,18 @@ def main() -> int:
                     if pattern.match(name):
                         crossings.append(f"{where}: <{name}> is {what}, which {floor} may not use")
                 continue
-            beside = (path.parent / name).resolve()
-            targets = [beside] if beside.is_file() else by_suffix.get(name.lstrip("./"), [])
-            floors = set()
-            for target in targets:
-                try:
-                    floors.add(floor_of(target.relative_to(root).as_posix()))
-                except ValueError:
-                    floors.add(None)  # outside the checked floors (third_party, build output)
-            # A name two floors share (csv_table.h) is the one this floor's include path reaches: fine when any is.
-            if floors and not any(f is None or f == floor or f in MAY_INCLUDE[floor] for f in floors):
-                crossings.append(f'{where}: "{name}" is in {" and ".join(sorted(floors))}, which {floor} may not include')
+            target = rooted_target(root, name)
+            if target is None:
+                # Not a rooted name: fine only when it is no project file at all (generated, moc, a test's own).
+                beside = (path.parent / name).resolve()
+                found = [beside] if beside.is_file() else by_suffix.get(name.lstrip("./"), [])
+                if found:
+                    crossings.append(f'{where}: "{name}" is a project file: write it from the include root, as '
+                                     f'"{rooted_name(root, found[0])}"')
+                continue
+            target_floor = floor_of(target.relative_to(root).as_posix())
+            if target_floor != floor and target_floor not in MAY_INCLUDE[floor]:
+                crossings.append(f'{where}: "{name}" is in {target_floor}, which {floor} may not include')
     for crossing in crossings:
         print(crossing)
     if crossings:

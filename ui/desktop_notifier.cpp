@@ -1,4 +1,4 @@
-#include "desktop_notifier.h"
+#include "ui/desktop_notifier.h"
 
 #include <QDBusConnection>
 #include <QDBusMessage>
@@ -7,8 +7,8 @@
 #include <QStringList>
 #include <QVariantMap>
 
-#include "run_event.h"
-#include "run_supervisor.h"
+#include "supervisor/run_event.h"
+#include "supervisor/run_supervisor.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
 #include <QAction>
 #include <QCloseEvent>
@@ -20,24 +20,24 @@
 
 #include <cmath>
 
-#include "app_settings.h"
-#include "desktop_notifier.h"
-#include "panes/eval_table.h"
-#include "panes/gpu_panel.h"
-#include "form/trainer_note.h"
-#include "form/job_file_dialog.h"
-#include "form/job_form.h"
-#include "panes/log_panel.h"
-#include "form/program_choice.h"
-#include "charts/loss_chart.h"
-#include "panes/rank_table.h"
-#include "resume_history.h"
-#include "runs/run_actions.h"
-#include "run_supervisor.h"
-#include "runs/runs_panel.h"
-#include "charts/scalar_chart.h"
-#include "charts/system_panel.h"
-#include "trusted_programs.h"
+#include "supervisor/app_settings.h"
+#include "ui/desktop_notifier.h"
+#include "ui/panes/eval_table.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/trainer_note.h"
+#include "ui/form/job_file_dialog.h"
+#include "ui/form/job_form.h"
+#include "ui/panes/log_panel.h"
+#include "ui/form/program_choice.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/panes/rank_table.h"
+#include "ui/resume_history.h"
+#include "ui/runs/run_actions.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/charts/scalar_chart.h"
+#include "ui/charts/system_panel.h"
+#include "supervisor/trusted_programs.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -17,10 +17,10 @@
 #include <QMainWindow>
 #include <QTimer>
 
-#include "form/job_form.h"
-#include "job_spec.h"
-#include "preflight.h"
-#include "run_types.h"
+#include "ui/form/job_form.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
+#include "supervisor/run_types.h"
 
 class QAction;
 class QLabel;

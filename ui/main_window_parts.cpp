@@ -1,7 +1,7 @@
 // How the main window is put together (main_window.h): the constructor's named parts, each one area of the window
 // or one set of connections, in the order MainWindow's constructor calls them. What the window does with a run
 // is in main_window.cpp.
-#include "main_window.h"
+#include "ui/main_window.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -16,21 +16,21 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "app_settings.h"
-#include "desktop_notifier.h"
-#include "charts/loss_chart.h"
-#include "charts/scalar_chart.h"
-#include "charts/system_panel.h"
-#include "form/job_form.h"
-#include "form/program_choice.h"
-#include "form/trainer_note.h"
-#include "panes/eval_table.h"
-#include "panes/gpu_panel.h"
-#include "panes/log_panel.h"
-#include "panes/rank_table.h"
-#include "run_supervisor.h"
-#include "runs/run_actions.h"
-#include "runs/runs_panel.h"
+#include "supervisor/app_settings.h"
+#include "ui/desktop_notifier.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/charts/scalar_chart.h"
+#include "ui/charts/system_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/form/program_choice.h"
+#include "ui/form/trainer_note.h"
+#include "ui/panes/eval_table.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/panes/log_panel.h"
+#include "ui/panes/rank_table.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/run_actions.h"
+#include "ui/runs/runs_panel.h"
 
 namespace ringmaster::ui {
 namespace {

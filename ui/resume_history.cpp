@@ -1,4 +1,4 @@
-#include "resume_history.h"
+#include "ui/resume_history.h"
 
 #include <QFileInfo>
 
@@ -6,15 +6,15 @@
 #include <cmath>
 #include <map>
 
-#include "checkpoint_list.h"
-#include "csv_table.h"
-#include "panes/eval_table.h"
-#include "job_spec.h"
-#include "charts/loss_chart.h"
-#include "run_files.h"
-#include "run_types.h"
-#include "charts/scalar_chart.h"
-#include "scalar_table.h"
+#include "runs/checkpoint_list.h"
+#include "runs/csv_table.h"
+#include "ui/panes/eval_table.h"
+#include "supervisor/job_spec.h"
+#include "ui/charts/loss_chart.h"
+#include "runs/run_files.h"
+#include "supervisor/run_types.h"
+#include "ui/charts/scalar_chart.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "frame_mac.h"
+#include "protocol/frame_mac.h"
 
 #include <nettle/hmac.h>
 

@@ -1,4 +1,4 @@
-#include "run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::protocol {
 

@@ -1,4 +1,4 @@
-#include "run_lock.h"
+#include "protocol/run_lock.h"
 
 #include <cerrno>
 #include <cstring>

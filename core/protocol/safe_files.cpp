@@ -1,4 +1,4 @@
-#include "safe_files.h"
+#include "protocol/safe_files.h"
 
 #include <atomic>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "tensorboard_records.h"
+#include "protocol/tensorboard_records.h"
 
 #include <array>
 #include <charconv>

@@ -46,7 +46,7 @@
 //    first carries only rss_mib and threads. A Slurm run records them in system.csv: the launcher cannot read
 //    the /proc of another node. A local run samples the ranks' process trees itself and ignores them.)
 
-#include "run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::protocol {
 

@@ -1,4 +1,4 @@
-#include "checkpoint_list.h"
+#include "runs/checkpoint_list.h"
 
 #include <QDir>
 #include <QFile>
@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "csv_table.h"
-#include "run_files.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 

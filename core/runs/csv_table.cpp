@@ -1,4 +1,4 @@
-#include "csv_table.h"
+#include "runs/csv_table.h"
 
 #include <QFile>
 

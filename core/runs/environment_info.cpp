@@ -1,4 +1,4 @@
-#include "environment_info.h"
+#include "runs/environment_info.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -8,7 +8,7 @@
 #include <QSysInfo>
 #include <QtGlobal>
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

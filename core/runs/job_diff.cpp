@@ -1,4 +1,4 @@
-#include "job_diff.h"
+#include "runs/job_diff.h"
 
 #include <QDir>
 #include <QFile>
@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

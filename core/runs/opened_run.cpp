@@ -1,13 +1,13 @@
-#include "opened_run.h"
+#include "runs/opened_run.h"
 
 #include <QDir>
 #include <QFileInfo>
 #include <QFile>
 #include <QRegularExpression>
 
-#include "run_files.h"
-#include "run_index.h"
-#include "system_table.h"
+#include "runs/run_files.h"
+#include "runs/run_index.h"
+#include "runs/system_table.h"
 
 namespace ringmaster::runs {
 namespace {

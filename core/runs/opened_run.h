@@ -9,10 +9,10 @@
 
 #include <map>
 
-#include "job_diff.h"
-#include "run_evals.h"
-#include "run_record.h"
-#include "scalar_table.h"
+#include "runs/job_diff.h"
+#include "runs/run_evals.h"
+#include "runs/run_record.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "root_index.h"
+#include "runs/root_index.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>

@@ -26,7 +26,7 @@
 #include <QJsonObject>
 #include <QString>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::runs {
 

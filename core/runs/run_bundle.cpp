@@ -1,4 +1,4 @@
-#include "run_bundle.h"
+#include "runs/run_bundle.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -13,11 +13,11 @@
 
 #include <memory>
 
-#include "environment_info.h"
-#include "run_files.h"
-#include "run_notes.h"
-#include "run_layout.h"
-#include "safe_files.h"
+#include "runs/environment_info.h"
+#include "runs/run_files.h"
+#include "runs/run_notes.h"
+#include "protocol/run_layout.h"
+#include "protocol/safe_files.h"
 
 namespace ringmaster::runs {
 namespace {

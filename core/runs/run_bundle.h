@@ -7,7 +7,7 @@
 
 #include <QString>
 
-#include "run_files.h"   // kEnvironmentFile
+#include "runs/run_files.h"   // kEnvironmentFile
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "run_evals.h"
+#include "runs/run_evals.h"
 
 #include <QDir>
 
@@ -6,8 +6,8 @@
 #include <iterator>
 #include <vector>
 
-#include "csv_table.h"
-#include "run_files.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

@@ -1,9 +1,9 @@
-#include "run_files.h"
+#include "runs/run_files.h"
 
 #include <QDir>
 #include <QFileInfo>
 
-#include "run_notes.h"
+#include "runs/run_notes.h"
 
 namespace ringmaster::runs {
 

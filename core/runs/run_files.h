@@ -8,7 +8,7 @@
 
 #include <stdexcept>
 
-#include "../protocol/run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::runs {
 

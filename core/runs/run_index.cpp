@@ -1,6 +1,6 @@
-#include "run_index.h"
+#include "runs/run_index.h"
 
-#include "run_liveness.h"
+#include "runs/run_liveness.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <sys/stat.h>
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

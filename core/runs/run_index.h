@@ -14,7 +14,7 @@
 #include <array>
 #include <optional>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::runs {
 

@@ -1,6 +1,6 @@
-#include "run_listing.h"
+#include "runs/run_listing.h"
 
-#include "run_liveness.h"
+#include "runs/run_liveness.h"
 
 #include <QDir>
 #include <QFile>
@@ -16,9 +16,9 @@
 #include <time.h>
 #include <vector>
 
-#include "root_index.h"
-#include "run_files.h"
-#include "run_index.h"
+#include "runs/root_index.h"
+#include "runs/run_files.h"
+#include "runs/run_index.h"
 
 namespace ringmaster::runs {
 namespace {

@@ -9,7 +9,7 @@
 #include <QList>
 #include <QStringList>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::runs {
 

@@ -1,7 +1,7 @@
-#include "run_liveness.h"
+#include "runs/run_liveness.h"
 
-#include "run_lock.h"
-#include "wire.h"
+#include "protocol/run_lock.h"
+#include "protocol/wire.h"
 
 #include <QFile>
 

@@ -11,7 +11,7 @@
 // status their files give. Asked at every listing and never stored in an index: it changes with no file
 // changing.
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "run_notes.h"
+#include "runs/run_notes.h"
 
 #include <QDir>
 #include <QFile>
@@ -9,7 +9,7 @@
 
 #include <functional>
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

@@ -10,7 +10,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "run_files.h"   // kNotesFile
+#include "runs/run_files.h"   // kNotesFile
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "run_record.h"
+#include "runs/run_record.h"
 
 #include <QDir>
 #include <QFile>
@@ -11,10 +11,11 @@
 #include <climits>
 #include <cmath>
 
-#include "csv_table.h"
-#include "run_files.h"
-#include "run_notes.h"
-#include "wire.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
+#include "runs/run_notes.h"
+#include "protocol/trainer_options.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::runs {
 namespace {
@@ -29,7 +30,6 @@ const QRegularExpression& startStampPattern()
     return pattern;
 }
 constexpr const char* kStartStampFormat = "yyyyMMdd-HHmmss";
-constexpr const char* kDefaultModel = "cnn";   // the trainer's default --model
 
 struct JsonFile
 {
@@ -97,7 +97,7 @@ void readJob(const JsonFile& job, RunRecord* record)
         record->model = QFileInfo(script).completeBaseName();
     } else {
         const QJsonObject trainer = job.object.value(QStringLiteral("trainer")).toObject();
-        const QString model = trainer.value(QStringLiteral("model")).toString(QString::fromLatin1(kDefaultModel));
+        const QString model = trainer.value(QStringLiteral("model")).toString(QString::fromLatin1(protocol::trainerOption("model").defaultValue));
         record->model = QFileInfo(model).completeBaseName();
     }
     const QJsonArray gpus = launch.value(QStringLiteral("gpus")).toArray();

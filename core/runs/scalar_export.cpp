@@ -1,4 +1,4 @@
-#include "scalar_export.h"
+#include "runs/scalar_export.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -8,9 +8,9 @@
 
 #include <cmath>
 
-#include "../protocol/run_layout.h"
-#include "csv_table.h"
-#include "run_files.h"
+#include "protocol/run_layout.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 namespace {

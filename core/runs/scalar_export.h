@@ -11,7 +11,7 @@
 #include <QList>
 #include <QString>
 
-#include "scalar_table.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "scalar_table.h"
+#include "runs/scalar_table.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "csv_table.h"
-#include "run_files.h"
-#include "wire.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::runs {
 namespace {

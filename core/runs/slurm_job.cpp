@@ -1,4 +1,4 @@
-#include "slurm_job.h"
+#include "runs/slurm_job.h"
 
 #include <QDir>
 #include <QFile>
@@ -6,8 +6,8 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 
-#include "run_files.h"
-#include "wire.h"
+#include "runs/run_files.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::runs {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <QString>
 
-#include "run_files.h"   // kSlurmJobIdFile
-#include "run_record.h"
+#include "runs/run_files.h"   // kSlurmJobIdFile
+#include "runs/run_record.h"
 
 namespace ringmaster::runs {
 

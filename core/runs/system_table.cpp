@@ -1,4 +1,4 @@
-#include "system_table.h"
+#include "runs/system_table.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -6,8 +6,8 @@
 
 #include <climits>
 
-#include "csv_table.h"
-#include "run_files.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::runs {
 

@@ -7,7 +7,7 @@
 
 #include <QString>
 
-#include "scalar_table.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::runs {
 

@@ -1,4 +1,4 @@
-#include "appending_file.h"
+#include "supervisor/appending_file.h"
 
 #include <QFile>
 
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safe_files.h"
+#include "protocol/safe_files.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -1,4 +1,4 @@
-#include "check_run.h"
+#include "supervisor/check_run.h"
 
 #include <QElapsedTimer>
 #include <QProcess>

@@ -1,6 +1,7 @@
-#include "control_characters.h"
+#include "supervisor/control_characters.h"
 
-#include "job_spec.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/trainer_flags.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -53,7 +54,7 @@ QString controlCharacterProblem(const JobSpec& job)
     }
     for (auto it = job.trainer.begin(); it != job.trainer.end(); ++it) {
         if (!it.value().isString()) continue;
-        const QString flag = QStringLiteral("--") + QString(it.key()).replace(QLatin1Char('_'), QLatin1Char('-'));
+        const QString flag = trainerFlagOf(it.key());
         if (QString p = problem(QStringLiteral("trainer.") + it.key(), flag, it.value().toString()); !p.isEmpty()) return p;
     }
     for (int i = 0; i < job.slurm.extraArgs.size(); ++i) {

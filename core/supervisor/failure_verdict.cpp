@@ -1,11 +1,11 @@
-#include "failure_verdict.h"
+#include "supervisor/failure_verdict.h"
 
 #include <QRegularExpression>
 
 #include <csignal>
 
-#include "../protocol/exit_codes.h"
-#include "rank_process.h"
+#include "protocol/exit_codes.h"
+#include "supervisor/rank_process.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <QStringList>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "frame_decoder.h"
+#include "supervisor/frame_decoder.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>

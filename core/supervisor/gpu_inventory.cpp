@@ -1,4 +1,4 @@
-#include "gpu_inventory.h"
+#include "supervisor/gpu_inventory.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "gpu_placement.h"
+#include "supervisor/gpu_placement.h"
 
 #include <QSet>
 #include <QStringList>

@@ -12,8 +12,8 @@
 #include <QList>
 #include <QString>
 
-#include "gpu_inventory.h"
-#include "job_spec.h"
+#include "supervisor/gpu_inventory.h"
+#include "supervisor/job_spec.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "job_spec.h"
+#include "supervisor/job_spec.h"
 
 #include <QDir>
 #include <QFile>
@@ -10,21 +10,15 @@
 
 #include <cmath>
 
-#include "../protocol/run_layout.h"
-#include "control_characters.h"
-#include "slurm/batch_script.h"
+#include "protocol/run_layout.h"
+#include "supervisor/control_characters.h"
+#include "supervisor/slurm/batch_script.h"
+#include "supervisor/trainer_flags.h"
 
 namespace ringmaster::supervisor {
 namespace {
 
 constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53: every integer below is a double exactly
-
-
-QString normaliseFlag(QString flag)
-{
-    if (flag.startsWith(QStringLiteral("--"))) flag = flag.mid(2);
-    return flag.replace(QLatin1Char('-'), QLatin1Char('_'));
-}
 
 double number(const QJsonObject& o, const char* key, double fallback, const QString& origin)
 {
@@ -114,7 +108,7 @@ QJsonObject JobSpec::toJson() const
 QString JobSpec::runName() const
 {
     if (isScript()) return QFileInfo(script).completeBaseName();
-    return QFileInfo(trainerOption(QStringLiteral("model"), QStringLiteral("cnn"))).completeBaseName();
+    return QFileInfo(trainerOption(QStringLiteral("model"), trainerDefault("model").toString())).completeBaseName();
 }
 
 JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
@@ -203,7 +197,7 @@ JobSpec JobSpec::fromJson(const QJsonObject& object, const QString& origin)
         if (it.value().isArray() || it.value().isObject() || it.value().isNull()) {
             throw JobError(QStringLiteral("%1: \"trainer.%2\" must be a number, a string or true/false").arg(origin, it.key()));
         }
-        job.trainer.insert(normaliseFlag(it.key()), it.value());
+        job.trainer.insert(trainerKeyOf(it.key()), it.value());
     }
     if (job.isScript() && !job.trainer.isEmpty()) {
         throw JobError(QStringLiteral("%1: \"trainer\" flags cannot be used with \"launch.script\" (they belong to "
@@ -244,12 +238,12 @@ void JobSpec::save(const QString& path) const
 
 void JobSpec::setTrainerOption(const QString& flag, const QJsonValue& value)
 {
-    trainer.insert(normaliseFlag(flag), value);
+    trainer.insert(trainerKeyOf(flag), value);
 }
 
 QString JobSpec::trainerOption(const QString& flag, const QString& fallback) const
 {
-    const auto value = trainer.value(normaliseFlag(flag));
+    const auto value = trainer.value(trainerKeyOf(flag));
     if (value.isString()) return value.toString();
     if (value.isDouble() || value.isBool()) return flagValueText(value);
     return fallback;
@@ -306,13 +300,10 @@ JobSpec defaultJob(int gpuCount)
         for (int i = 0; i < gpuCount; ++i) job.gpus.append(i);
         job.nproc = gpuCount;
     }
-    job.trainer = QJsonObject{{QStringLiteral("model"), QStringLiteral("cnn")},
-                              {QStringLiteral("data"), QStringLiteral("fashion-mnist")},
-                              {QStringLiteral("epochs"), 1},
-                              {QStringLiteral("batch_size"), 64},
-                              {QStringLiteral("lr"), 0.01},
-                              {QStringLiteral("optimizer"), QStringLiteral("sgd")},
-                              {QStringLiteral("momentum"), 0.9}};
+    // What a new job spells out (the rest stays the trainer's default), at the table's defaults.
+    for (const char* key : {"model", "data", "epochs", "batch_size", "lr", "optimizer", "momentum"}) {
+        job.trainer.insert(QLatin1String(key), trainerDefault(key));
+    }
     return job;
 }
 

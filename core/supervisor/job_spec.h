@@ -21,7 +21,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "slurm/slurm_request.h"
+#include "supervisor/slurm/slurm_request.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "metric_line_parser.h"
+#include "supervisor/metric_line_parser.h"
 
 #include <QRegularExpressionMatchIterator>
 

@@ -26,7 +26,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "metric_server.h"
+#include "supervisor/metric_server.h"
 
 #include <algorithm>
 
@@ -18,8 +18,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#include "../protocol/wire.h"
-#include "frame_mac.h"
+#include "protocol/wire.h"
+#include "protocol/frame_mac.h"
 
 namespace ringmaster::supervisor {
 namespace {

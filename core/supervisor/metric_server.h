@@ -27,9 +27,9 @@
 #include <memory>
 #include <string>
 
-#include "frame_decoder.h"
-#include "report_frame.h"
-#include "run_types.h"
+#include "supervisor/frame_decoder.h"
+#include "supervisor/report_frame.h"
+#include "supervisor/run_types.h"
 
 class QHostAddress;
 class QIODevice;

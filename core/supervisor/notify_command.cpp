@@ -1,4 +1,4 @@
-#include "notify_command.h"
+#include "supervisor/notify_command.h"
 
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -6,7 +6,7 @@
 #include <QStandardPaths>
 #include <QTimer>
 
-#include "run_event.h"
+#include "supervisor/run_event.h"
 
 #include <csignal>
 

@@ -1,13 +1,14 @@
-#include "preflight.h"
+#include "supervisor/preflight.h"
 
-#include "check_run.h"
-#include "control_characters.h"
-#include "gpu_inventory.h"
-#include "gpu_placement.h"
-#include "metric_line_parser.h"
-#include "program_checks.h"
-#include "run_lock.h"
-#include "slurm/slurm_preflight.h"
+#include "supervisor/check_run.h"
+#include "supervisor/control_characters.h"
+#include "supervisor/gpu_inventory.h"
+#include "supervisor/gpu_placement.h"
+#include "supervisor/metric_line_parser.h"
+#include "supervisor/program_checks.h"
+#include "protocol/run_lock.h"
+#include "supervisor/slurm/slurm_preflight.h"
+#include "supervisor/trainer_flags.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -75,7 +76,7 @@ QString validateWithTrainer(const QString& trainer, const JobSpec& job, const st
     // the flag the user gave, never a file the user has not seen.
     QStringList arguments;
     for (auto it = job.trainer.begin(); it != job.trainer.end(); ++it) {
-        arguments << QStringLiteral("--") + QString(it.key()).replace(QLatin1Char('_'), QLatin1Char('-')) << flagValueText(it.value());
+        arguments << trainerFlagOf(it.key()) << flagValueText(it.value());
     }
     arguments << QStringLiteral("--device") << job.device << QStringLiteral("--validate-only");
     // The checkpoint the ranks would resume from is read now: a damaged or mismatched one is bad input.

@@ -16,8 +16,8 @@
 #include <QString>
 #include <QStringList>
 
-#include "job_spec.h"
-#include "trainer_info.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/trainer_info.h"
 
 namespace ringmaster::supervisor {
 

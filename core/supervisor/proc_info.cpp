@@ -1,4 +1,4 @@
-#include "proc_info.h"
+#include "supervisor/proc_info.h"
 
 #include <QByteArray>
 #include <QDir>

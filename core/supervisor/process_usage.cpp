@@ -1,6 +1,6 @@
-#include "process_usage.h"
+#include "supervisor/process_usage.h"
 
-#include "proc_info.h"
+#include "supervisor/proc_info.h"
 
 #include <QByteArray>
 #include <QDir>

@@ -1,7 +1,7 @@
-#include "program_checks.h"
+#include "supervisor/program_checks.h"
 
-#include "job_spec.h"
-#include "trusted_programs.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/trusted_programs.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "rank_command.h"
+#include "supervisor/rank_command.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "../protocol/wire.h"
-#include "script_environment.h"
+#include "protocol/wire.h"
+#include "supervisor/script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {

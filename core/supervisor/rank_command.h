@@ -20,8 +20,8 @@
 #include <QString>
 #include <QStringList>
 
-#include "job_spec.h"
-#include "preflight.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "rank_process.h"
+#include "supervisor/rank_process.h"
 
 #include <QDateTime>
 

@@ -16,7 +16,7 @@
 #include <functional>
 #include <sys/types.h>
 
-#include "appending_file.h"
+#include "supervisor/appending_file.h"
 
 namespace ringmaster::supervisor {
 

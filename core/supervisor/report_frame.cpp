@@ -1,4 +1,4 @@
-#include "report_frame.h"
+#include "supervisor/report_frame.h"
 
 #include <QJsonValue>
 #include <QRegularExpression>
@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::supervisor {
 namespace {

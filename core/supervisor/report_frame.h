@@ -14,7 +14,7 @@
 #include <QPair>
 #include <QString>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

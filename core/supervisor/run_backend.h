@@ -11,9 +11,9 @@
 #include <QObject>
 #include <QString>
 
-#include "job_spec.h"
-#include "preflight.h"
-#include "run_types.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

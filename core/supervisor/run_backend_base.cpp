@@ -1,4 +1,4 @@
-#include "run_backend_base.h"
+#include "supervisor/run_backend_base.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -6,12 +6,12 @@
 
 #include <algorithm>
 
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
-#include "metric_server.h"
-#include "stack_dumps.h" // the unique_ptr members's destructors
-#include "system_files.h"
-#include "tensorboard_follower.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/stack_dumps.h" // the unique_ptr members's destructors
+#include "supervisor/system_files.h"
+#include "supervisor/tensorboard_follower.h"
 
 namespace ringmaster::supervisor {
 namespace {

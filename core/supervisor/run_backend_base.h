@@ -14,14 +14,14 @@
 
 #include <memory>
 
-#include "failure_verdict.h"
-#include "job_spec.h"
-#include "metric_line_parser.h"
-#include "preflight.h"
-#include "run_backend.h"
-#include "run_directory.h"
-#include "run_types.h"
-#include "scalar_recorder.h"
+#include "supervisor/failure_verdict.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/metric_line_parser.h"
+#include "supervisor/preflight.h"
+#include "supervisor/run_backend.h"
+#include "supervisor/run_directory.h"
+#include "supervisor/run_types.h"
+#include "supervisor/scalar_recorder.h"
 
 class QJsonObject;
 

@@ -1,4 +1,4 @@
-#include "run_directory.h"
+#include "supervisor/run_directory.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safe_files.h"
-#include "script_environment.h"
+#include "protocol/safe_files.h"
+#include "supervisor/script_environment.h"
 
 namespace ringmaster::supervisor {
 

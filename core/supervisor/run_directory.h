@@ -22,11 +22,11 @@
 #include <functional>
 #include <string>
 
-#include "appending_file.h"
-#include "job_spec.h"
-#include "run_layout.h"
-#include "run_lock.h"
-#include "run_types.h"
+#include "supervisor/appending_file.h"
+#include "supervisor/job_spec.h"
+#include "protocol/run_layout.h"
+#include "protocol/run_lock.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

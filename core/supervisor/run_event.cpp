@@ -1,4 +1,4 @@
-#include "run_event.h"
+#include "supervisor/run_event.h"
 
 #include <QDir>
 #include <QFile>
@@ -6,8 +6,8 @@
 #include <QJsonDocument>
 #include <QStringList>
 
-#include "../protocol/run_layout.h"
-#include "run_supervisor.h"
+#include "protocol/run_layout.h"
+#include "supervisor/run_supervisor.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -13,7 +13,7 @@
 #include <QSet>
 #include <QString>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,8 +1,8 @@
-#include "run_supervisor.h"
+#include "supervisor/run_supervisor.h"
 
-#include "local/local_run.h"
-#include "slurm/slurm_run.h"
-#include "trusted_programs.h"
+#include "supervisor/local/local_run.h"
+#include "supervisor/slurm/slurm_run.h"
+#include "supervisor/trusted_programs.h"
 
 namespace ringmaster::supervisor {
 

@@ -12,14 +12,14 @@
 #include <QObject>
 #include <QPointer>
 
-#include "failure_verdict.h"
-#include "job_spec.h"
-#include "metric_line_parser.h"
-#include "preflight.h"
-#include "run_backend.h"
-#include "run_types.h"
-#include "scalar_recorder.h"
-#include "straggler_detector.h"
+#include "supervisor/failure_verdict.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/metric_line_parser.h"
+#include "supervisor/preflight.h"
+#include "supervisor/run_backend.h"
+#include "supervisor/run_types.h"
+#include "supervisor/scalar_recorder.h"
+#include "supervisor/straggler_detector.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 #include <QStringList>
 

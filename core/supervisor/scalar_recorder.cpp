@@ -1,12 +1,12 @@
-#include "scalar_recorder.h"
+#include "supervisor/scalar_recorder.h"
 
 #include <QDateTime>
 #include <QDir>
 
 #include <cmath>
 
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::supervisor {
 namespace {

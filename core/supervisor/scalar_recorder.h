@@ -10,8 +10,8 @@
 
 #include <QString>
 
-#include "appending_file.h"
-#include "run_types.h"
+#include "supervisor/appending_file.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

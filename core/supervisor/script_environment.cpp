@@ -1,8 +1,8 @@
-#include "script_environment.h"
+#include "supervisor/script_environment.h"
 
 #include <csignal>
 
-#include "../protocol/run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "stack_dumps.h"
+#include "supervisor/stack_dumps.h"
 
 #include <QDateTime>
 #include <QFile>

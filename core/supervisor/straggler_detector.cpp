@@ -1,11 +1,11 @@
-#include "straggler_detector.h"
+#include "supervisor/straggler_detector.h"
 
 #include <QStringList>
 
 #include <algorithm>
 #include <vector>
 
-#include "system_sampler.h"
+#include "supervisor/system_sampler.h"
 
 namespace ringmaster::supervisor {
 

@@ -15,7 +15,7 @@
 #include <QString>
 #include <QtGlobal>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

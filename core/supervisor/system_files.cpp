@@ -1,4 +1,4 @@
-#include "system_files.h"
+#include "supervisor/system_files.h"
 
 namespace ringmaster::supervisor {
 

@@ -9,10 +9,10 @@
 
 #include <memory>
 
-#include "run_directory.h"
-#include "run_types.h"
-#include "system_recorder.h"
-#include "system_tensorboard.h"
+#include "supervisor/run_directory.h"
+#include "supervisor/run_types.h"
+#include "supervisor/system_recorder.h"
+#include "supervisor/system_tensorboard.h"
 
 namespace ringmaster::supervisor {
 

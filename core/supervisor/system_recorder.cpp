@@ -1,8 +1,8 @@
-#include "system_recorder.h"
+#include "supervisor/system_recorder.h"
 
 #include <QDir>
 
-#include "../protocol/run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::supervisor {
 namespace {

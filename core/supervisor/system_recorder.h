@@ -7,8 +7,8 @@
 #include <QList>
 #include <QString>
 
-#include "appending_file.h"
-#include "system_sampler.h"
+#include "supervisor/appending_file.h"
+#include "supervisor/system_sampler.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "system_sampler.h"
+#include "supervisor/system_sampler.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -10,8 +10,8 @@
 
 #include <ctime>
 
-#include "gpu_inventory.h"
-#include "process_usage.h"
+#include "supervisor/gpu_inventory.h"
+#include "supervisor/process_usage.h"
 
 namespace ringmaster::supervisor {
 namespace {

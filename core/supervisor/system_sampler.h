@@ -15,8 +15,8 @@
 
 #include <atomic>
 
-#include "../protocol/run_layout.h"
-#include "run_types.h"
+#include "protocol/run_layout.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

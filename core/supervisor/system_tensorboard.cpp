@@ -1,11 +1,11 @@
-#include "system_tensorboard.h"
+#include "supervisor/system_tensorboard.h"
 
 #include <QDir>
 
 #include <cmath>
 
-#include "../protocol/run_layout.h"
-#include "../protocol/tensorboard_records.h"
+#include "protocol/run_layout.h"
+#include "protocol/tensorboard_records.h"
 
 namespace ringmaster::supervisor {
 

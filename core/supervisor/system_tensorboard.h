@@ -9,8 +9,8 @@
 #include <QList>
 #include <QString>
 
-#include "appending_file.h"
-#include "run_types.h"
+#include "supervisor/appending_file.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "tensorboard_follower.h"
+#include "supervisor/tensorboard_follower.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "../protocol/tensorboard_records.h"
+#include "protocol/tensorboard_records.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 

@@ -1,9 +1,9 @@
-#include "trainer_info.h"
+#include "supervisor/trainer_info.h"
 
-#include "check_run.h"
-#include "preflight.h"
-#include "program_checks.h"
-#include "trainer_version.h"
+#include "supervisor/check_run.h"
+#include "supervisor/preflight.h"
+#include "supervisor/program_checks.h"
+#include "protocol/trainer_version.h"
 
 #include <QDir>
 #include <QRegularExpression>

@@ -1,4 +1,4 @@
-#include "trusted_programs.h"
+#include "supervisor/trusted_programs.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -6,9 +6,9 @@
 
 #include <sys/stat.h>
 
-#include "app_settings.h"
-#include "job_spec.h"
-#include "preflight.h"
+#include "supervisor/app_settings.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
 
 namespace ringmaster::supervisor {
 namespace {

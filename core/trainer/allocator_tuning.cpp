@@ -1,4 +1,4 @@
-#include "allocator_tuning.h"
+#include "trainer/allocator_tuning.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "trainer/atomic_file.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -9,8 +9,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "log.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 

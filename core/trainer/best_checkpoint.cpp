@@ -1,14 +1,14 @@
-#include "best_checkpoint.h"
+#include "trainer/best_checkpoint.h"
 
 #include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <unistd.h>
 
-#include "../protocol/run_layout.h"
-#include "atomic_file.h"
-#include "errors.h"
-#include "log.h"
+#include "protocol/run_layout.h"
+#include "trainer/atomic_file.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
 
 namespace fs = std::filesystem;
 

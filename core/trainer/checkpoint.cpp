@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "trainer/checkpoint.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,11 +15,11 @@
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickler.h>
 
-#include "../protocol/run_layout.h"
-#include "atomic_file.h"
-#include "device_setup.h"
-#include "errors.h"
-#include "zip_records.h"
+#include "protocol/run_layout.h"
+#include "trainer/atomic_file.h"
+#include "trainer/device_setup.h"
+#include "trainer/errors.h"
+#include "trainer/zip_records.h"
 
 namespace fs = std::filesystem;
 

@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-#include "mixed_precision.h"
+#include "trainer/mixed_precision.h"
 
 namespace ringmaster::trainer {
 

@@ -1,4 +1,4 @@
-#include "communicator.h"
+#include "trainer/communicator.h"
 
 #include <algorithm>
 #include <cctype>
@@ -18,9 +18,9 @@ static_assert(NCCL_VERSION_CODE == RINGMASTER_EXPECTED_NCCL_VERSION_CODE,
 #endif
 #endif
 
-#include "errors.h"
-#include "log.h"
-#include "store_listener.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
+#include "trainer/store_listener.h"
 
 namespace ringmaster::trainer {
 namespace {

@@ -11,8 +11,8 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include "compat.h"
-#include "dist_env.h"
+#include "trainer/compat.h"
+#include "trainer/dist_env.h"
 
 namespace ringmaster::trainer {
 

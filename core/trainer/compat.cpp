@@ -1,4 +1,4 @@
-#include "compat.h"
+#include "trainer/compat.h"
 
 #include <ATen/autocast_mode.h>
 

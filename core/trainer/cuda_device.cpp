@@ -1,4 +1,4 @@
-#include "cuda_device.h"
+#include "trainer/cuda_device.h"
 
 namespace ringmaster::trainer {
 

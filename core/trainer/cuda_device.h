@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "dist_env.h"
+#include "trainer/dist_env.h"
 
 namespace ringmaster::trainer {
 

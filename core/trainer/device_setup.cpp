@@ -1,4 +1,4 @@
-#include "device_setup.h"
+#include "trainer/device_setup.h"
 
 #include <cstdlib>
 
@@ -11,8 +11,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "cuda_device.h"
-#include "errors.h"
+#include "trainer/cuda_device.h"
+#include "trainer/errors.h"
 
 namespace ringmaster::trainer {
 

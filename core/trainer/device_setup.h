@@ -13,7 +13,7 @@
 
 #include <torch/torch.h>
 
-#include "dist_env.h"
+#include "trainer/dist_env.h"
 
 namespace ringmaster::trainer {
 

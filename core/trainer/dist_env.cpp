@@ -1,4 +1,4 @@
-#include "dist_env.h"
+#include "trainer/dist_env.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,8 +6,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "errors.h"
-#include "slurm_hostlist.h"
+#include "trainer/errors.h"
+#include "trainer/slurm_hostlist.h"
 
 namespace ringmaster::trainer {
 namespace {

@@ -1,4 +1,4 @@
-#include "errors.h"
+#include "trainer/errors.h"
 
 #include <cstring>
 

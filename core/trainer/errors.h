@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../protocol/exit_codes.h"
+#include "protocol/exit_codes.h"
 
 namespace ringmaster::trainer {
 

@@ -1,4 +1,4 @@
-#include "foreach_sgd.h"
+#include "trainer/foreach_sgd.h"
 
 #include <vector>
 

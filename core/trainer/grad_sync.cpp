@@ -1,8 +1,8 @@
-#include "grad_sync.h"
+#include "trainer/grad_sync.h"
 
 #include <algorithm>
 
-#include "errors.h"
+#include "trainer/errors.h"
 
 namespace ringmaster::trainer {
 namespace {

@@ -25,8 +25,8 @@
 
 #include <torch/torch.h>
 
-#include "communicator.h"
-#include "shm_allreduce.h"
+#include "trainer/communicator.h"
+#include "trainer/shm_allreduce.h"
 
 namespace ringmaster::trainer {
 

@@ -1,7 +1,7 @@
-#include "job_setup.h"
+#include "trainer/job_setup.h"
 
-#include "errors.h"
-#include "models/scripted_model.h"
+#include "trainer/errors.h"
+#include "trainer/models/scripted_model.h"
 
 namespace ringmaster::trainer {
 

@@ -5,10 +5,10 @@
 
 #include <memory>
 
-#include "config.h"
-#include "data/training_data.h"
-#include "loss.h"
-#include "models.h"
+#include "trainer/config.h"
+#include "trainer/data/training_data.h"
+#include "trainer/loss.h"
+#include "trainer/models.h"
 
 namespace ringmaster::trainer {
 

@@ -1,6 +1,6 @@
 // The trainer log's writing half (log.h says why it is a library of its own): spdlog behind the calls
 // of log.h, compiled without LibTorch's include paths so that spdlog sees the fmt it was built with.
-#include "log.h"
+#include "trainer/log.h"
 
 #include <cstdio>
 #include <memory>

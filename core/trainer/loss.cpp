@@ -1,6 +1,7 @@
-#include "loss.h"
+#include "trainer/loss.h"
 
-#include "errors.h"
+#include "trainer/errors.h"
+#include "protocol/trainer_options.h"
 
 namespace ringmaster::trainer {
 namespace {
@@ -52,7 +53,7 @@ LossKind chooseLoss(const std::string& flag, TrainingData& data)
         }
         return LossKind::Bce;
     }
-    throw UsageError("--loss: unknown value '" + flag + "' (valid: auto|cross_entropy|mse|bce)");
+    throw UsageError("--loss: unknown value '" + flag + "' (valid: " + protocol::trainerOption("loss").choices + ")");
 }
 
 std::int64_t outputWidth(LossKind kind, const TrainingData& data)

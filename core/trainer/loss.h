@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "data/training_data.h"
+#include "trainer/data/training_data.h"
 
 namespace ringmaster::trainer {
 

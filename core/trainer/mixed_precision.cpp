@@ -1,11 +1,11 @@
-#include "mixed_precision.h"
+#include "trainer/mixed_precision.h"
 
 #include <cmath>
 
 #include <ATen/autocast_mode.h>
 
-#include "compat.h"
-#include "log.h"
+#include "trainer/compat.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 

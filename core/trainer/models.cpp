@@ -1,6 +1,7 @@
-#include "models.h"
+#include "trainer/models.h"
 
-#include "errors.h"
+#include "trainer/errors.h"
+#include "protocol/trainer_options.h"
 
 namespace ringmaster::trainer {
 
@@ -79,7 +80,7 @@ std::shared_ptr<Model> makeModel(const std::string& name, const ModelShape& shap
         }
         return std::make_shared<CnnModel>(shape);
     }
-    throw UsageError("--model: unknown model '" + name + "' (valid: linear|mlp|cnn)");
+    throw UsageError("--model: unknown model '" + name + "' (valid: " + protocol::trainerOption("model").choices + ")");
 }
 
 void preferChannelsLast(torch::nn::Module& module)

@@ -1,14 +1,14 @@
-#include "preflight_checks.h"
+#include "trainer/preflight_checks.h"
 
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-#include "dist_env.h"
-#include "errors.h"
-#include "job_setup.h"
-#include "models/scripted_model.h"
-#include "sampler.h"
+#include "trainer/dist_env.h"
+#include "trainer/errors.h"
+#include "trainer/job_setup.h"
+#include "trainer/models/scripted_model.h"
+#include "trainer/sampler.h"
 
 namespace ringmaster::trainer {
 namespace {

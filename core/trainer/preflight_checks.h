@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "checkpoint.h"
-#include "config.h"
+#include "trainer/checkpoint.h"
+#include "trainer/config.h"
 
 namespace ringmaster::trainer {
 

@@ -1,6 +1,6 @@
-#include "reporter.h"
+#include "trainer/reporter.h"
 
-#include "frame_mac.h"
+#include "protocol/frame_mac.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,8 +15,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../protocol/wire.h"
-#include "log.h"
+#include "protocol/wire.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 namespace {

@@ -24,8 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "self_usage.h"
-#include "step_timing.h"
+#include "trainer/self_usage.h"
+#include "trainer/step_timing.h"
 
 namespace ringmaster::trainer {
 

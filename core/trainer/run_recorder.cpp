@@ -1,4 +1,4 @@
-#include "run_recorder.h"
+#include "trainer/run_recorder.h"
 
 #include <algorithm>
 #include <array>
@@ -11,9 +11,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../protocol/run_layout.h"
-#include "atomic_file.h"
-#include "errors.h"
+#include "protocol/run_layout.h"
+#include "trainer/atomic_file.h"
+#include "trainer/errors.h"
 
 namespace fs = std::filesystem;
 

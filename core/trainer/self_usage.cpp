@@ -1,4 +1,4 @@
-#include "self_usage.h"
+#include "trainer/self_usage.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -7,8 +7,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../protocol/run_layout.h"
-#include "../protocol/wire.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::trainer {
 namespace {

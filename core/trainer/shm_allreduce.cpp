@@ -1,4 +1,4 @@
-#include "shm_allreduce.h"
+#include "trainer/shm_allreduce.h"
 
 #include <atomic>
 #include <cerrno>
@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "communicator.h"
-#include "errors.h"
-#include "log.h"
+#include "trainer/communicator.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 namespace {

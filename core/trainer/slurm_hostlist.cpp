@@ -1,4 +1,4 @@
-#include "slurm_hostlist.h"
+#include "trainer/slurm_hostlist.h"
 
 #include <cctype>
 #include <cstdint>

@@ -1,11 +1,11 @@
-#include "step_timing.h"
+#include "trainer/step_timing.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
 
-#include "wire.h"
+#include "protocol/wire.h"
 
 namespace ringmaster::trainer {
 

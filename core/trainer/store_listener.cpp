@@ -1,4 +1,4 @@
-#include "store_listener.h"
+#include "trainer/store_listener.h"
 
 #include <torch/version.h>
 
@@ -13,8 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "log.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 namespace {

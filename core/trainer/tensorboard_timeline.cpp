@@ -1,4 +1,4 @@
-#include "tensorboard_timeline.h"
+#include "trainer/tensorboard_timeline.h"
 
 #include <algorithm>
 #include <exception>
@@ -6,10 +6,10 @@
 #include <system_error>
 #include <vector>
 
-#include "../protocol/tensorboard_records.h"
-#include "atomic_file.h"
-#include "log.h"
-#include "tensorboard_writer.h"
+#include "protocol/tensorboard_records.h"
+#include "trainer/atomic_file.h"
+#include "trainer/log.h"
+#include "trainer/tensorboard_writer.h"
 
 namespace fs = std::filesystem;
 namespace tb = ringmaster::protocol::tensorboard;

@@ -1,4 +1,4 @@
-#include "tensorboard_writer.h"
+#include "trainer/tensorboard_writer.h"
 
 #include <cerrno>
 #include <chrono>
@@ -9,8 +9,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../protocol/tensorboard_records.h"
-#include "log.h"
+#include "protocol/tensorboard_records.h"
+#include "trainer/log.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 

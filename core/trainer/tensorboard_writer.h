@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../protocol/run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::trainer {
 

@@ -10,14 +10,14 @@
 
 #include <torch/torch.h>
 
-#include "config.h"
-#include "data/training_data.h"
-#include "dist_env.h"
-#include "loss.h"
-#include "lr_schedule.h"
-#include "mixed_precision.h"
-#include "models.h"
-#include "step_timing.h"
+#include "trainer/config.h"
+#include "trainer/data/training_data.h"
+#include "trainer/dist_env.h"
+#include "trainer/loss.h"
+#include "trainer/lr_schedule.h"
+#include "trainer/mixed_precision.h"
+#include "trainer/models.h"
+#include "trainer/step_timing.h"
 
 namespace ringmaster::trainer {
 

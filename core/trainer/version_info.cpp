@@ -1,8 +1,8 @@
-#include "version_info.h"
+#include "trainer/version_info.h"
 
 #include <torch/version.h>
 
-#include "../protocol/trainer_version.h"
+#include "protocol/trainer_version.h"
 #include "ringmaster_build_info.h"
 
 #ifdef RINGMASTER_HAVE_NCCL

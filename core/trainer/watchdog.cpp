@@ -1,9 +1,9 @@
-#include "watchdog.h"
+#include "trainer/watchdog.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "log.h"
+#include "trainer/log.h"
 
 namespace ringmaster::trainer {
 

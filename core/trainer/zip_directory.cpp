@@ -1,4 +1,4 @@
-#include "zip_directory.h"
+#include "trainer/zip_directory.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "zip_records.h"
+#include "trainer/zip_records.h"
 
 #include <cerrno>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "zip_directory.h"
+#include "trainer/zip_directory.h"
 
 namespace ringmaster::trainer {
 namespace {

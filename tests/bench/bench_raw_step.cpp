@@ -15,10 +15,10 @@
 
 #include <torch/torch.h>
 
-#include "allocator_tuning.h"
-#include "compat.h"
-#include "loss.h"
-#include "models.h"
+#include "trainer/allocator_tuning.h"
+#include "trainer/compat.h"
+#include "trainer/loss.h"
+#include "trainer/models.h"
 
 namespace {
 

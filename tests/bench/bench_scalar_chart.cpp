@@ -15,7 +15,7 @@
 #include <cstdio>
 
 #include "qcustomplot.h"
-#include "charts/scalar_chart.h"
+#include "ui/charts/scalar_chart.h"
 
 using ringmaster::ui::ScalarChart;
 

@@ -15,11 +15,11 @@
 
 #include <unistd.h>
 
-#include "../protocol/wire.h"
-#include "metric_server.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
 #include "raw_socket.h"
-#include "reporter.h"
-#include "run_supervisor.h"
+#include "trainer/reporter.h"
+#include "supervisor/run_supervisor.h"
 
 using namespace ringmaster;
 

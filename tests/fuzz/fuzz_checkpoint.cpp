@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint.h"
-#include "errors.h"
+#include "trainer/checkpoint.h"
+#include "trainer/errors.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

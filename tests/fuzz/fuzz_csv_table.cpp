@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "data/csv_table.h"
-#include "errors.h"
+#include "trainer/data/csv_table.h"
+#include "trainer/errors.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

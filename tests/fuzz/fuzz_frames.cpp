@@ -17,10 +17,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "../../core/protocol/wire.h"
-#include "frame_decoder.h"
+#include "protocol/wire.h"
+#include "supervisor/frame_decoder.h"
 #include "fuzz_support.h"
-#include "report_frame.h"
+#include "supervisor/report_frame.h"
 
 using namespace ringmaster::supervisor;
 namespace protocol = ringmaster::protocol;

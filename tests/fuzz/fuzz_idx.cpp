@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "data/idx_folder.h"
-#include "errors.h"
+#include "trainer/data/idx_folder.h"
+#include "trainer/errors.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

@@ -6,7 +6,7 @@
 // (kMaxImagePixels); no crash, no leak (the library state is freed on every error path).
 #include <cstdint>
 
-#include "data/image_decode.h"
+#include "trainer/data/image_decode.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "fuzz_support.h"
-#include "job_spec.h"
+#include "supervisor/job_spec.h"
 
 using namespace ringmaster::supervisor;
 

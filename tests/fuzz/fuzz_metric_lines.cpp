@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "fuzz_support.h"
-#include "metric_line_parser.h"
+#include "supervisor/metric_line_parser.h"
 
 using namespace ringmaster::supervisor;
 

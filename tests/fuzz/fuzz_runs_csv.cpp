@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "checkpoint_list.h"
-#include "csv_table.h"
+#include "runs/checkpoint_list.h"
+#include "runs/csv_table.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::runs;

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <string>
 
-#include "data/tensor_file.h"
-#include "errors.h"
+#include "trainer/data/tensor_file.h"
+#include "trainer/errors.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

@@ -17,9 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "../../core/protocol/tensorboard_records.h"
+#include "protocol/tensorboard_records.h"
 #include "fuzz_support.h"
-#include "tensorboard_follower.h"
+#include "supervisor/tensorboard_follower.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 namespace fuzz = ringmaster::fuzz;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "config.h"
-#include "errors.h"
+#include "trainer/config.h"
+#include "trainer/errors.h"
 #include "fuzz_support.h"
 
 using namespace ringmaster::trainer;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # packaging/bash-completion/ringmaster against the built programs: flags come from each program's
-# --help (launcher and trainer flags), ringmaster-runs completes its subcommands, values of --device
-# and --format are offered.
+# --help (launcher and trainer flags; the launcher offers the trainer's too), ringmaster-runs completes its
+# subcommands, the values a flag's --help line names are offered (--device, --format, the trainer's choices).
 # Usage: tests/package/test_bash_completion.sh APP_DIR   (the folder with the built programs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +15,13 @@ complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _rin
 [ "$(complete_words ringmaster-runs ex)" = "export" ] || fail "ringmaster-runs ex: $(complete_words ringmaster-runs ex)"
 [ "$(complete_words ringmaster-launch --device '')" = "cpu cuda" ] || fail "--device: $(complete_words ringmaster-launch --device '')"
 [ "$(complete_words ringmaster-runs export run --format '')" = "csv json" ] || fail "--format: $(complete_words ringmaster-runs export run --format '')"
+# A flag's values from its --help line, which the trainer's option table writes: choices, booleans, and for the
+# launcher the trainer's own flags and values (it passes them on).
+[ "$(complete_words ringmaster-trainer --optimizer '')" = "sgd adam adamw" ] || fail "--optimizer: $(complete_words ringmaster-trainer --optimizer '')"
+[ "$(complete_words ringmaster-trainer --tf32 '')" = "true false" ] || fail "--tf32: $(complete_words ringmaster-trainer --tf32 '')"
+[ "$(complete_words ringmaster-trainer --model ml)" = "mlp" ] || fail "--model ml: $(complete_words ringmaster-trainer --model ml)"
+[ "$(complete_words ringmaster-launch --precision '')" = "fp32 bf16 fp16" ] || fail "launch --precision: $(complete_words ringmaster-launch --precision '')"
+[ "$(complete_words ringmaster-launch --bucket)" = "--bucket-mb" ] || fail "launch --bucket: $(complete_words ringmaster-launch --bucket)"
 # --notify-command takes a program: commands on PATH are offered.
 [[ " $(complete_words ringmaster-launch --notify-command ringmaster-lau) " == *" ringmaster-launch "* ]] || fail "--notify-command: $(complete_words ringmaster-launch --notify-command ringmaster-lau)"
 [ "$(complete_words ringmaster-launch --notify-c)" = "--notify-command" ] || fail "ringmaster-launch --notify-c: $(complete_words ringmaster-launch --notify-c)"

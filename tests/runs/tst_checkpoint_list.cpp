@@ -6,8 +6,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "checkpoint_list.h"
-#include "csv_table.h"
+#include "runs/checkpoint_list.h"
+#include "runs/csv_table.h"
 #include "run_fixture.h"
 
 using namespace ringmaster::runs;

@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "job_diff.h"
+#include "runs/job_diff.h"
 #include "run_fixture.h"
 
 using namespace ringmaster::runs;

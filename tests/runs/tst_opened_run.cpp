@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "checkpoint_list.h"
-#include "opened_run.h"
-#include "run_evals.h"
+#include "runs/checkpoint_list.h"
+#include "runs/opened_run.h"
+#include "runs/run_evals.h"
 #include "run_fixture.h"
 
 using namespace ringmaster::runs;

@@ -13,12 +13,12 @@
 #include <cmath>
 #include <limits>
 
-#include "environment_info.h"
-#include "run_bundle.h"
-#include "run_files.h"
+#include "runs/environment_info.h"
+#include "runs/run_bundle.h"
+#include "runs/run_files.h"
 #include "run_fixture.h"
-#include "scalar_export.h"
-#include "scalar_table.h"
+#include "runs/scalar_export.h"
+#include "runs/scalar_table.h"
 
 using namespace ringmaster::runs;
 using namespace ringmaster::runs::test;

@@ -15,13 +15,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "root_index.h"
-#include "run_files.h"
+#include "runs/root_index.h"
+#include "runs/run_files.h"
 #include "run_fixture.h"
-#include "run_index.h"
-#include "run_listing.h"
-#include "run_notes.h"
-#include "run_record.h"
+#include "runs/run_index.h"
+#include "runs/run_listing.h"
+#include "runs/run_notes.h"
+#include "runs/run_record.h"
 
 using namespace ringmaster::runs;
 using namespace ringmaster::runs::test;

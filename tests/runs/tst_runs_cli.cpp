@@ -13,7 +13,7 @@
 #include <QTest>
 
 #include "run_fixture.h"
-#include "run_notes.h"
+#include "runs/run_notes.h"
 
 using namespace ringmaster::runs;
 using namespace ringmaster::runs::test;

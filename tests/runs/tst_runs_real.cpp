@@ -22,8 +22,8 @@
 #include <cstring>
 #include <string>
 
-#include "../../core/protocol/tensorboard_records.h"
-#include "csv_table.h"
+#include "protocol/tensorboard_records.h"
+#include "runs/csv_table.h"
 #include "run_fixture.h"
 
 using namespace ringmaster::runs;

@@ -9,10 +9,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "control_characters.h"
-#include "job_spec.h"
-#include "slurm/batch_script.h"
-#include "slurm/slurm_request.h"
+#include "supervisor/control_characters.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/slurm/batch_script.h"
+#include "supervisor/slurm/slurm_request.h"
 
 using namespace ringmaster::supervisor;
 

@@ -3,7 +3,7 @@
 // exception line is never pushed out by lines printed after it.
 #include <QTest>
 
-#include "failure_verdict.h"
+#include "supervisor/failure_verdict.h"
 
 using namespace ringmaster::supervisor;
 

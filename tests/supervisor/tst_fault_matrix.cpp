@@ -15,7 +15,7 @@
 
 #include <csignal>
 
-#include "run_supervisor.h"
+#include "supervisor/run_supervisor.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor;

@@ -1,7 +1,7 @@
 // FrameDecoder: newline framing, split reads, the size limit and malformed input.
 #include <QTest>
 
-#include "frame_decoder.h"
+#include "supervisor/frame_decoder.h"
 
 using ringmaster::supervisor::FrameDecoder;
 

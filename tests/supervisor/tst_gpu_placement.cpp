@@ -2,7 +2,7 @@
 // inherited CUDA_VISIBLE_DEVICES (a container, a Slurm allocation) and with or without NVML UUIDs.
 #include <QTest>
 
-#include "gpu_placement.h"
+#include "supervisor/gpu_placement.h"
 
 using namespace ringmaster::supervisor;
 

@@ -4,8 +4,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "job_spec.h"
-#include "launch_command.h"
+#include "supervisor/job_spec.h"
+#include "cli/launch_command.h"
 
 using namespace ringmaster::supervisor;
 
@@ -258,6 +258,30 @@ private Q_SLOTS:
         QVERIFY(quiet);
         QCOMPARE(parsed.trainerOption(QStringLiteral("lr")), QStringLiteral("0.1"));
         QCOMPARE(parsed.trainerOption(QStringLiteral("model")), QStringLiteral("cnn"));
+    }
+
+    // The launcher types the trainer flags it passes on by the trainer's option table: the job file then holds
+    // numbers and booleans as a hand-written one does; a value the table refuses, or a flag it does not know, stays
+    // text for the trainer's pre-flight to word. A new job's values are the table's defaults.
+    void trainerFlagsAreTypedByTheOptionTable()
+    {
+        JobSpec parsed;
+        bool quiet = false;
+        QVERIFY(parseLaunchArguments({QStringLiteral("ringmaster-launch"), QStringLiteral("--epochs"), QStringLiteral("3"),
+                                      QStringLiteral("--lr"), QStringLiteral("0.5"), QStringLiteral("--tf32"), QStringLiteral("no"),
+                                      QStringLiteral("--optimizer"), QStringLiteral("adam"), QStringLiteral("--batch-size"),
+                                      QStringLiteral("0"), QStringLiteral("--made-up"), QStringLiteral("7")},
+                                     &parsed, &quiet));
+        QCOMPARE(parsed.trainer.value(QStringLiteral("epochs")), QJsonValue(3));
+        QCOMPARE(parsed.trainer.value(QStringLiteral("lr")), QJsonValue(0.5));
+        QCOMPARE(parsed.trainer.value(QStringLiteral("tf32")), QJsonValue(false));
+        QCOMPARE(parsed.trainer.value(QStringLiteral("optimizer")), QJsonValue(QStringLiteral("adam")));
+        QCOMPARE(parsed.trainer.value(QStringLiteral("batch_size")), QJsonValue(QStringLiteral("0"))); // below its bound
+        QCOMPARE(parsed.trainer.value(QStringLiteral("made_up")), QJsonValue(QStringLiteral("7")));
+        const JobSpec fresh = defaultJob(0);
+        QCOMPARE(fresh.trainer.value(QStringLiteral("batch_size")), QJsonValue(64));
+        QCOMPARE(fresh.trainer.value(QStringLiteral("momentum")), QJsonValue(0.9));
+        QCOMPARE(fresh.trainer.value(QStringLiteral("model")), QJsonValue(QStringLiteral("cnn")));
     }
 
     void flagsBeforeAJobFlagStillWin()

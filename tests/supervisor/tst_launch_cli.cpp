@@ -16,9 +16,9 @@
 
 #include <csignal>
 
-#include "run_index.h"
-#include "run_listing.h"
-#include "system_table.h"
+#include "runs/run_index.h"
+#include "runs/run_listing.h"
+#include "runs/system_table.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor::test;

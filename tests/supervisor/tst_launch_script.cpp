@@ -21,7 +21,7 @@
 #include <cmath>
 #include <csignal>
 
-#include "../../core/protocol/tensorboard_records.h"
+#include "protocol/tensorboard_records.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor::test;

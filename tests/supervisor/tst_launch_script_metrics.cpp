@@ -13,7 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "run_supervisor.h"
+#include "supervisor/run_supervisor.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor;

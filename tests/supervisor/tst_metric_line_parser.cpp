@@ -3,7 +3,7 @@
 // which step, and what must never become one (clock times, dates, ranks, versions, addresses).
 #include <QTest>
 
-#include "metric_line_parser.h"
+#include "supervisor/metric_line_parser.h"
 
 using namespace ringmaster::supervisor;
 

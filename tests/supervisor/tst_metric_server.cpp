@@ -22,10 +22,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../../core/protocol/wire.h"
-#include "frame_mac.h"
-#include "metric_server.h"
-#include "proc_info.h"
+#include "protocol/wire.h"
+#include "protocol/frame_mac.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/proc_info.h"
 
 using namespace ringmaster::supervisor;
 namespace protocol = ringmaster::protocol;

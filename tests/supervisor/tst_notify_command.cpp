@@ -16,8 +16,8 @@
 
 #include <csignal>
 
-#include "notify_command.h"
-#include "run_event.h"
+#include "supervisor/notify_command.h"
+#include "supervisor/run_event.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor;

@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "rank_process.h"
+#include "supervisor/rank_process.h"
 
 #include <csignal>
 

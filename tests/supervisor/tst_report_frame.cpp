@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "../../core/protocol/wire.h"
-#include "report_frame.h"
+#include "protocol/wire.h"
+#include "supervisor/report_frame.h"
 
 using ringmaster::supervisor::ReportFrame;
 using ringmaster::supervisor::readReportFrame;

@@ -16,12 +16,12 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "appending_file.h"
-#include "run_bundle.h"
-#include "run_directory.h"
-#include "run_listing.h"
-#include "run_lock.h"
-#include "run_files.h"
+#include "supervisor/appending_file.h"
+#include "runs/run_bundle.h"
+#include "supervisor/run_directory.h"
+#include "runs/run_listing.h"
+#include "protocol/run_lock.h"
+#include "runs/run_files.h"
 #include "test_support.h"
 
 using namespace ringmaster;

@@ -16,8 +16,8 @@
 
 #include <unistd.h>
 
-#include "run_supervisor.h"
-#include "stack_dumps.h"
+#include "supervisor/run_supervisor.h"
+#include "supervisor/stack_dumps.h"
 #include "memory_cgroup.h"
 #include "test_support.h"
 

@@ -8,8 +8,8 @@
 
 #include <cmath>
 
-#include "run_layout.h"
-#include "scalar_recorder.h"
+#include "protocol/run_layout.h"
+#include "supervisor/scalar_recorder.h"
 
 using namespace ringmaster::supervisor;
 

@@ -21,10 +21,10 @@
 #include <functional>
 #include <memory>
 
-#include "job_spec.h"
-#include "slurm/batch_script.h"
-#include "slurm/slurm_client.h"
-#include "slurm/slurm_request.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/slurm/batch_script.h"
+#include "supervisor/slurm/slurm_client.h"
+#include "supervisor/slurm/slurm_request.h"
 #include "slurm_fixtures.h"
 
 using namespace ringmaster::supervisor;

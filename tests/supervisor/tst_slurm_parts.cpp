@@ -17,12 +17,12 @@
 #include <csignal>
 #include <vector>
 
-#include "failure_verdict.h"
-#include "slurm/slurm_launch_record.h"
-#include "slurm/reachable_address.h"
-#include "slurm/slurm_run.h"
-#include "slurm/slurm_verdict.h"
-#include "slurm/task_failures.h"
+#include "supervisor/failure_verdict.h"
+#include "supervisor/slurm/slurm_launch_record.h"
+#include "supervisor/slurm/reachable_address.h"
+#include "supervisor/slurm/slurm_run.h"
+#include "supervisor/slurm/slurm_verdict.h"
+#include "supervisor/slurm/task_failures.h"
 #include "slurm_fixtures.h"
 
 using namespace ringmaster::supervisor;

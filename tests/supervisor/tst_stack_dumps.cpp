@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "rank_command.h"
-#include "script_environment.h"
-#include "stack_dumps.h"
+#include "supervisor/rank_command.h"
+#include "supervisor/script_environment.h"
+#include "supervisor/stack_dumps.h"
 
 using namespace ringmaster::supervisor;
 

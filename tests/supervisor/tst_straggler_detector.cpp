@@ -3,7 +3,7 @@
 // alone name nobody. Times are given, so a minute is simulated in microseconds.
 #include <QTest>
 
-#include "straggler_detector.h"
+#include "supervisor/straggler_detector.h"
 
 using ringmaster::supervisor::StepTiming;
 using ringmaster::supervisor::StragglerDetector;

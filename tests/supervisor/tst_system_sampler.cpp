@@ -8,11 +8,11 @@
 #include <QTest>
 #include <QThread>
 
-#include "process_usage.h"
-#include "run_layout.h"
-#include "system_recorder.h"
-#include "system_sampler.h"
-#include "system_table.h"
+#include "supervisor/process_usage.h"
+#include "protocol/run_layout.h"
+#include "supervisor/system_recorder.h"
+#include "supervisor/system_sampler.h"
+#include "runs/system_table.h"
 
 using namespace ringmaster::supervisor;
 namespace metric = ringmaster::supervisor::system_metric;

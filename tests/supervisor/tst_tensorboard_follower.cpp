@@ -9,8 +9,8 @@
 #include <QTest>
 #include <QTimer>
 
-#include "../../core/protocol/tensorboard_records.h"
-#include "tensorboard_follower.h"
+#include "protocol/tensorboard_records.h"
+#include "supervisor/tensorboard_follower.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 using ringmaster::supervisor::TensorBoardFollower;

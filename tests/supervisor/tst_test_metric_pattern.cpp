@@ -3,7 +3,7 @@
 #include <QTest>
 #include <QTextStream>
 
-#include "test_metric_pattern.h"
+#include "cli/test_metric_pattern.h"
 
 using namespace ringmaster::cli;
 

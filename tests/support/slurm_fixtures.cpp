@@ -17,17 +17,6 @@ const QStringList kAwkwardArguments{
     QString(), QStringLiteral("--flag=a b"), QStringLiteral("new\nline"), QStringLiteral("*"),
     QStringLiteral("'; echo pwned; '"), QStringLiteral("ünïcödé")};
 
-QString writeFile(const QString& path, const QByteArray& content, bool executable)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write(content);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
-    return path;
-}
-
 QString readAll(const QString& path)
 {
     QFile file(path);

@@ -11,8 +11,9 @@
 
 #include <functional>
 
-#include "slurm/batch_script.h"
-#include "slurm/slurm_client.h"
+#include "supervisor/slurm/batch_script.h"
+#include "test_support.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::supervisor::slurmtest {
 
@@ -78,7 +79,7 @@ case " $* " in *" -N "*) [ -f "$d/$n.nodes.out" ] && out="$d/$n.nodes.out" ;; es
 exit "$(cat "$d/$n.rc" 2>/dev/null || echo 0)"
 )SH";
 
-QString writeFile(const QString& path, const QByteArray& content, bool executable = false);
+using test::writeFile; // one writer for both (test_support.h)
 QString readAll(const QString& path);
 QJsonObject readJson(const QString& path);
 

@@ -4,12 +4,13 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QTest>
 
-#include "proc_info.h"
+#include "supervisor/proc_info.h"
 
 #include <cerrno>
 #include <csignal>
@@ -143,6 +144,7 @@ QList<qint64> csvSteps(const QString& path)
 
 QString writeFile(const QString& path, const QByteArray& content, bool executable)
 {
+    QDir().mkpath(QFileInfo(path).absolutePath());
     QFile file(path);
     if (!file.open(QIODevice::WriteOnly)) return {};
     file.write(content);

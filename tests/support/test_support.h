@@ -7,7 +7,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
-#include "job_spec.h"
+#include "supervisor/job_spec.h"
 
 namespace ringmaster::supervisor::test {
 
@@ -36,7 +36,7 @@ QString environmentOf(qint64 pid, const QString& name);
 QString sharedMemorySegmentOf(qint64 pid);
 // The "step" column of a metrics.csv as numbers.
 QList<qint64> csvSteps(const QString& path);
-// Writes a file (optionally executable); returns its path, or empty when it cannot be written.
+// Writes a file (optionally executable), making its folder; returns its path, or empty when it cannot be written.
 QString writeFile(const QString& path, const QByteArray& content, bool executable = false);
 
 // --notify-command with a recorder that appends each event to DIR/events.jsonl, and what it recorded.

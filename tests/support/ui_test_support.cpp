@@ -6,11 +6,11 @@
 #include <QTest>
 #include <QWidget>
 
-#include "form/job_form.h"
-#include "main_window.h"
-#include "run_supervisor.h"
-#include "runs/runs_model.h"
-#include "runs/runs_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/main_window.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
 
 namespace ringmaster::ui::test {
 

@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/shared_cache.h"
-#include "errors.h"
+#include "trainer/data/shared_cache.h"
+#include "trainer/errors.h"
 
 namespace rt = ringmaster::trainer;
 

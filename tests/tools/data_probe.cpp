@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/csv_table.h"
-#include "data/image_folder.h"
-#include "data/tensor_file.h"
-#include "errors.h"
+#include "trainer/data/csv_table.h"
+#include "trainer/data/image_folder.h"
+#include "trainer/data/tensor_file.h"
+#include "trainer/errors.h"
 
 namespace rt = ringmaster::trainer;
 

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuda_device.h"
-#include "dist_env.h"
-#include "errors.h"
-#include "slurm_hostlist.h"
+#include "trainer/cuda_device.h"
+#include "trainer/dist_env.h"
+#include "trainer/errors.h"
+#include "trainer/slurm_hostlist.h"
 
 namespace rt = ringmaster::trainer;
 

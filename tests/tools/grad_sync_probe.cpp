@@ -29,11 +29,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "communicator.h"
-#include "dist_env.h"
-#include "errors.h"
-#include "grad_sync.h"
-#include "shm_allreduce.h"
+#include "trainer/communicator.h"
+#include "trainer/dist_env.h"
+#include "trainer/errors.h"
+#include "trainer/grad_sync.h"
+#include "trainer/shm_allreduce.h"
 
 namespace rt = ringmaster::trainer;
 

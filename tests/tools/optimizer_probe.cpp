@@ -16,7 +16,7 @@
 
 #include <torch/torch.h>
 
-#include "foreach_sgd.h"
+#include "trainer/foreach_sgd.h"
 
 namespace {
 

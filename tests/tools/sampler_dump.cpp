@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sampler.h"
+#include "trainer/sampler.h"
 
 int main(int argc, char** argv)
 {

@@ -22,8 +22,8 @@
 #include <cstring>
 #include <iterator>
 
-#include "job_spec.h"
-#include "run_supervisor.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/run_supervisor.h"
 #include "test_support.h"
 
 using namespace ringmaster::supervisor;

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../../core/protocol/tensorboard_records.h"
-#include "tensorboard_writer.h"
+#include "protocol/tensorboard_records.h"
+#include "trainer/tensorboard_writer.h"
 
 namespace tb = ringmaster::protocol::tensorboard;
 using ringmaster::trainer::TensorBoardWriter;

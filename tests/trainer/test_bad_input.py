@@ -33,7 +33,7 @@ def check(args, *needles, env=None):
 
 
 def test_unknown_model(tmp_path):
-    check(["--model", "resnet9000", "--out", str(tmp_path)], "--model", "resnet9000", "linear|mlp|cnn")
+    check(["--model", "resnet9000", "--out", str(tmp_path)], "--model", "resnet9000", "cnn|mlp|linear")
 
 
 def test_batch_size_zero(tmp_path):

@@ -19,8 +19,8 @@
 
 #include <unistd.h>
 
-#include "charts/loss_chart.h"
-#include "metric_server.h"
+#include "ui/charts/loss_chart.h"
+#include "supervisor/metric_server.h"
 #include "raw_socket.h"
 #include "qcustomplot.h"
 

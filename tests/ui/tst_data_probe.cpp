@@ -20,13 +20,18 @@
 #include <cerrno>
 #include <csignal>
 
-#include "panes/gpu_panel.h"
-#include "form/input_pickers.h"
-#include "form/job_form.h"
-#include "main_window.h"
+#include "ui_test_support.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/input_pickers.h"
+#include "ui/form/job_form.h"
+#include "ui/main_window.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
+
+using ringmaster::ui::test::writeFile;
+using ringmaster::ui::test::readJson;
+using ringmaster::ui::test::screenshot;
 
 namespace {
 
@@ -37,15 +42,6 @@ const char* const kImageFolderReport =
     R"({"data":{"format":"image-folder","path":"/d","train_samples":1200,"val_samples":300,"val_source":"split",)"
     R"("input_shape":[3,32,32],"input_dtype":"uint8","classes":["cat","dog"],"class_count":2,"target_shape":[]},)"
     R"("model":{"name":"cnn","kind":"builtin","parameters":123456,"output_shape":[64,2],"loss":"cross_entropy"}})";
-
-void writeFile(const QString& path, const QByteArray& bytes, bool executable = false)
-{
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(bytes);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
-}
 
 // The fake trainer: appends "--- PID" and one argument per line to `log`, then answers by the paths given.
 QString writeFakeTrainer(const QString& dir, const QString& log)
@@ -103,18 +99,6 @@ public:
 private:
     QByteArray m_saved;
 };
-
-void screenshot(QWidget& window, const char* name)
-{
-    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
-    if (!dir.isEmpty()) window.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
-}
-
-QJsonObject readJson(const QString& path)
-{
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()).object() : QJsonObject();
-}
 
 } // namespace
 

@@ -19,14 +19,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "app_settings.h"
-#include "desktop_notifier.h"
-#include "panes/gpu_panel.h"
-#include "form/job_form.h"
-#include "panes/log_panel.h"
-#include "main_window.h"
-#include "run_supervisor.h"
-#include "form/script_fields.h"
+#include "supervisor/app_settings.h"
+#include "ui/desktop_notifier.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/panes/log_panel.h"
+#include "ui/main_window.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/form/script_fields.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

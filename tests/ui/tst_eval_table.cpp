@@ -1,7 +1,7 @@
 // The evaluation table (ui/panes/eval_table.h): live in the main window during a real 2-rank CPU run (an mlp on a
 // small CSV with a validation split, five epochs: five evaluations), row for row equal to the run's eval.csv
 // with each wall time equal to metrics.csv's at that step; the same run opened in the Runs tab shows the same
-// rows from its files; a past run made by hand (tests/runs/run_fixture.h) shows its eval.csv rows, best
+// rows from its files; a past run made by hand (tests/support/run_fixture.h) shows its eval.csv rows, best
 // accuracy and wall times; a restart drops the later rows; a model without accuracy shows a dash.
 // With RINGMASTER_SCREENSHOT_DIR set, it saves eval-table.png (the main window's Evaluation tab after the
 // run) and runs-tab-past-run.png (the Runs tab with a past run opened, on its Evaluation tab).
@@ -19,18 +19,21 @@
 
 #include <cmath>
 
-#include "csv_table.h"
-#include "panes/eval_table.h"
-#include "panes/gpu_panel.h"
-#include "main_window.h"
+#include "ui_test_support.h"
+#include "runs/csv_table.h"
+#include "ui/panes/eval_table.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/main_window.h"
 #include "run_fixture.h"
-#include "run_supervisor.h"
-#include "runs/runs_panel.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
 using runs::test::makeTrainerRun;
 using runs::test::writeFile;
+
+using ringmaster::ui::test::screenshot;
 
 namespace {
 
@@ -56,12 +59,6 @@ QString writeDataset(const QString& dir)
 int csvRows(const QString& path)
 {
     return static_cast<int>(runs::readCsvTable(path, QFileInfo(path).fileName()).rows.size());
-}
-
-void screenshot(QWidget& widget, const char* name)
-{
-    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
-    if (!dir.isEmpty()) widget.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
 }
 
 bool approximately(double a, double b, double tolerance)

@@ -16,15 +16,18 @@
 
 #include <csignal>
 
-#include "main_window.h"
-#include "panes/rank_table.h"
-#include "run_listing.h"
-#include "run_supervisor.h"
+#include "ui_test_support.h"
+#include "ui/main_window.h"
+#include "ui/panes/rank_table.h"
+#include "runs/run_listing.h"
+#include "supervisor/run_supervisor.h"
 #include "test_support.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
 using namespace ringmaster::supervisor::test;
+
+using ringmaster::ui::test::waitForFinal;
 
 namespace {
 
@@ -39,11 +42,6 @@ constexpr int kWarmUpRuns = 5;
 constexpr int kMaxFdGrowth = 2;
 constexpr int kMaxThreadGrowth = 2;
 constexpr qint64 kMaxRssGrowthKiB = 16 * 1024;
-
-bool waitForFinal(MainWindow& window, int timeoutMs = kRunTimeoutMs)
-{
-    return QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, timeoutMs);
-}
 
 // A 2-rank run of the mlp that goes on until it is stopped (20 epochs), checkpointing every 10 steps.
 supervisor::JobSpec longJob(const QString& root)
@@ -246,7 +244,7 @@ private Q_SLOTS:
             // The previous run's final state holds until pre-flight is over and the new run has started.
             QVERIFY(QTest::qWaitFor([&] { return window.supervisor()->runDir() != previous || !window.isCheckingStart(); }, kCheckTimeoutMs));
             QVERIFY2(window.supervisor()->runDir() != previous, qPrintable(window.banner()->text()));
-            QVERIFY(waitForFinal(window));
+            QVERIFY(waitForFinal(window, kRunTimeoutMs));
             QVERIFY2(window.supervisor()->state() == supervisor::RunState::Completed,
                      qPrintable(QStringLiteral("run %1: %2").arg(run).arg(window.supervisor()->rootCause().summary())));
             for (const auto& rank : window.supervisor()->ranks()) QVERIFY(processGone(rank.pid));

@@ -21,30 +21,26 @@
 #include <QTest>
 #include <QTimer>
 
-#include "app_settings.h"
-#include "form/job_file_dialog.h"
-#include "form/input_pickers.h"
-#include "main_window.h"
-#include "program_checks.h"
-#include "run_supervisor.h"
-#include "form/script_fields.h"
-#include "form/trainer_note.h"
-#include "trusted_programs.h"
+#include "ui_test_support.h"
+#include "supervisor/app_settings.h"
+#include "ui/form/job_file_dialog.h"
+#include "ui/form/input_pickers.h"
+#include "ui/main_window.h"
+#include "supervisor/program_checks.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/form/script_fields.h"
+#include "ui/form/trainer_note.h"
+#include "supervisor/trusted_programs.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
+
+using ringmaster::ui::test::writeFile;
 
 namespace {
 
 constexpr int kProcessTimeoutMs = 60000;
 const char* const kNoNvml = "/nonexistent/libnvidia-ml.so.1";
-
-void writeFile(const QString& path, const QByteArray& bytes)
-{
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(bytes);
-}
 
 // The programs remembered as chosen (trusted_programs.h) start empty: QSettings is in QStandardPaths' test folder.
 void forgetChosenPrograms()

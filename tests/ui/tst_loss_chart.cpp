@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "charts/loss_chart.h"
+#include "ui/charts/loss_chart.h"
 #include "qcustomplot.h"
 
 using namespace ringmaster;

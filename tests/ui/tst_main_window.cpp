@@ -19,19 +19,23 @@
 
 #include <csignal>
 
-#include "panes/gpu_panel.h"
-#include "form/job_form.h"
-#include "panes/log_panel.h"
-#include "charts/loss_chart.h"
-#include "main_window.h"
-#include "panes/rank_table.h"
-#include "run_supervisor.h"
-#include "charts/scalar_chart.h"
-#include "charts/system_panel.h"
-#include "form/script_fields.h"
+#include "ui_test_support.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/panes/log_panel.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/main_window.h"
+#include "ui/panes/rank_table.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/charts/scalar_chart.h"
+#include "ui/charts/system_panel.h"
+#include "ui/form/script_fields.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
+
+using ringmaster::ui::test::screenshot;
+using ringmaster::ui::test::waitForFinal;
 
 namespace {
 
@@ -47,17 +51,6 @@ QString readAll(const QString& path)
 int csvRows(const QString& path)
 {
     return static_cast<int>(readAll(path).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size()) - 1;
-}
-
-void screenshot(QWidget& window, const char* name)
-{
-    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
-    if (!dir.isEmpty()) window.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
-}
-
-bool waitForFinal(MainWindow& window, int timeoutMs = kRunTimeoutMs)
-{
-    return QTest::qWaitFor([&] { return supervisor::isFinal(window.supervisor()->state()); }, timeoutMs);
 }
 
 } // namespace
@@ -109,7 +102,7 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitFor([&] { return window.chart()->lossPointCount() >= 20 || supervisor::isFinal(window.supervisor()->state()); },
                                 kRunTimeoutMs));
         QVERIFY(!window.startAction()->isEnabled()); // no second run while one is active
-        QVERIFY(waitForFinal(window));
+        QVERIFY(waitForFinal(window, kRunTimeoutMs));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
         QVERIFY(window.stateLabel()->text().contains(QStringLiteral("completed")));
 
@@ -164,7 +157,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kRunTimeoutMs); // the interpreter imports torch
         window.tabs()->setCurrentIndex(0);
         window.startAction()->trigger();
-        QVERIFY(waitForFinal(window));
+        QVERIFY(waitForFinal(window, kRunTimeoutMs));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
         QCOMPARE(window.tabs()->currentIndex(), 1);
         QVERIFY(!window.findChild<QProgressBar*>()->isVisible()); // no "step 0 / 100" for a script's unknown total
@@ -226,7 +219,7 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         screenshot(window, "real-writer-live.png");
         QVERIFY(QFile(go).open(QIODevice::WriteOnly));
-        QVERIFY(waitForFinal(window));
+        QVERIFY(waitForFinal(window, kRunTimeoutMs));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
         QCOMPARE(scalars->pointCount(QStringLiteral("train/loss")), 1000);
         QCOMPARE(scalars->pointCount(QStringLiteral("train/acc")), 1000);
@@ -401,7 +394,7 @@ private Q_SLOTS:
         QVERIFY2(window.openJobFile(jobPath, &error), qPrintable(error));
         QTRY_VERIFY_WITH_TIMEOUT(window.startAction()->isEnabled(), kCheckTimeoutMs);
         QVERIFY(window.startRun());
-        QVERIFY(waitForFinal(window));
+        QVERIFY(waitForFinal(window, kRunTimeoutMs));
         QCOMPARE(window.supervisor()->state(), supervisor::RunState::Completed);
         const QString run = window.supervisor()->runDir();
         const auto summary = QJsonDocument::fromJson(readAll(run + QStringLiteral("/summary.json")).toUtf8()).object();

@@ -22,21 +22,24 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "runs/checkpoint_picker.h"
-#include "csv_table.h"
-#include "panes/gpu_panel.h"
-#include "form/job_form.h"
-#include "charts/loss_chart.h"
-#include "charts/scalar_chart.h"
-#include "main_window.h"
-#include "runs/run_actions.h"
-#include "panes/eval_table.h"
-#include "run_supervisor.h"
-#include "runs/runs_model.h"
-#include "runs/runs_panel.h"
+#include "ui_test_support.h"
+#include "ui/runs/checkpoint_picker.h"
+#include "runs/csv_table.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/charts/scalar_chart.h"
+#include "ui/main_window.h"
+#include "ui/runs/run_actions.h"
+#include "ui/panes/eval_table.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
+
+using ringmaster::ui::test::statusOf;
 
 namespace {
 
@@ -52,12 +55,6 @@ QList<qint64> metricSteps(const QString& runDir, QList<QByteArray>* losses = nul
         if (losses) losses->append(row.value(table.column("loss")));
     }
     return steps;
-}
-
-QString statusOf(const RunsPanel& panel, const QString& runDir, int column = RunsModel::Status)
-{
-    const int row = panel.model()->rowOf(runDir);
-    return row < 0 ? QString() : panel.model()->index(row, column).data().toString();
 }
 
 // Answers the next CheckpointPicker: puts the steps it lists in *listed, picks STEP and presses Resume.

@@ -1,5 +1,5 @@
 // The Runs tab's Actions (ui/runs/run_actions.h, ui/runs/export_job.h) on run directories made by hand
-// (tests/runs/run_fixture.h): scalars exported from the app equal `ringmaster-runs export`'s file, a
+// (tests/support/run_fixture.h): scalars exported from the app equal `ringmaster-runs export`'s file, a
 // bundle holds the originals byte for byte, a copied checkpoint is identical, a chart has the chosen size,
 // an existing file is replaced only after a Yes, a failure leaves no file; the checkpoint picker and
 // which runs may be resumed. In the Runs tab, the menu's scalar and chart exports take the ticked runs (the
@@ -27,13 +27,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "runs/checkpoint_picker.h"
-#include "runs/export_job.h"
-#include "runs/run_actions.h"
-#include "run_lock.h"
+#include "ui/runs/checkpoint_picker.h"
+#include "ui/runs/export_job.h"
+#include "ui/runs/run_actions.h"
+#include "protocol/run_lock.h"
 #include "run_fixture.h"
-#include "runs/runs_model.h"
-#include "runs/runs_panel.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

@@ -1,4 +1,4 @@
-// The Runs tab's Compare (RunsPanel) on run directories made by hand (tests/runs/run_fixture.h): one graph
+// The Runs tab's Compare (RunsPanel) on run directories made by hand (tests/support/run_fixture.h): one graph
 // per run, each in its own colour that stays the same after a refresh and a re-open, the colour the user
 // chooses kept in notes.json and used by a new panel, x by wall time counted from each run's own start
 // (runs days apart overlay), and the Hyperparameters tab listing the job.json settings that differ (all of
@@ -20,20 +20,23 @@
 
 #include <memory>
 
-#include "runs/hyperparameter_table.h"
+#include "ui_test_support.h"
+#include "ui/runs/hyperparameter_table.h"
 #include "qcustomplot.h"
-#include "runs/run_colours.h"
+#include "ui/runs/run_colours.h"
 #include "run_fixture.h"
-#include "run_notes.h"
-#include "runs/runs_model.h"
-#include "runs/runs_panel.h"
-#include "charts/scalar_chart.h"
+#include "runs/run_notes.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/charts/scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
 using runs::test::makeTrainerRun;
 using runs::test::readFile;
 using runs::test::writeFile;
+
+using ringmaster::ui::test::refreshAndWait;
 
 namespace {
 
@@ -59,13 +62,6 @@ QString makeRun(const QString& root, const QString& name, int steps, double lr, 
     }
     writeFile(dir + QStringLiteral("/scalars.csv"), scalars);
     return dir;
-}
-
-bool refreshAndWait(RunsPanel& panel)
-{
-    QSignalSpy spy(&panel, &RunsPanel::refreshed);
-    panel.refresh();
-    return spy.wait(kWaitMs) || !spy.isEmpty();
 }
 
 bool compareAndWait(RunsPanel& panel, const QStringList& runDirs)
@@ -139,7 +135,7 @@ private Q_SLOTS:
         const QString fast = QDir::cleanPath(makeRun(root.path(), kFastName, 20, 0.02, 3));   // three days later
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QVERIFY(compareAndWait(panel, {slow, fast}));
 
         // One graph per run (loss is ticked), named by the run.
@@ -156,7 +152,7 @@ private Q_SLOTS:
         QCOMPARE(slowColour, swatchOf(panel, slow));
         QCOMPARE(fastColour, swatchOf(panel, fast));
         QCOMPARE(slowColour, automaticRunColour(kSlowName));
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QCOMPARE(penOf(panel, kSlowName + QStringLiteral(" · loss")), slowColour);
         QCOMPARE(penOf(panel, kFastName + QStringLiteral(" · loss")), fastColour);
         QVERIFY(compareAndWait(panel, {fast, slow}));
@@ -205,7 +201,7 @@ private Q_SLOTS:
         // A run without job.json: "—" in its column, and it does not make every row differ.
         const QString bare = QDir::cleanPath(makeRun(root.path(), QStringLiteral("20261202-090000-bare"), 5, 0.05, 1));
         QVERIFY(QFile::remove(bare + QStringLiteral("/job.json")));
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QVERIFY(compareAndWait(panel, {slow, fast, bare}));
         QCOMPARE(legendGraphs(panel).size(), 3);
         // Its automatic colour is the slow run's (the same hash slot): it moves to a free one, the others stay.
@@ -226,7 +222,7 @@ private Q_SLOTS:
         const QString fast = QDir::cleanPath(makeRun(root.path(), kFastName, 20, 0.02, 3));
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QSignalSpy opened(&panel, &RunsPanel::runsOpened);
         panel.openRunsInChart({slow});
         QVERIFY(opened.wait(kWaitMs));
@@ -247,7 +243,7 @@ private Q_SLOTS:
         QVERIFY(opened.wait(kWaitMs));
         QCOMPARE(panel.openRuns(), QStringList{fast});
         QCOMPARE(legendGraphs(panel).keys(), QStringList{kFastName + QStringLiteral(" · loss")});
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QCOMPARE(panel.model()->tickedRuns(), QStringList{fast});   // ticks outlive a refresh
 
         QVERIFY(tick(fast, false));
@@ -266,7 +262,7 @@ private Q_SLOTS:
         {
             RunsPanel panel;
             panel.addRoot(root.path());
-            QVERIFY(refreshAndWait(panel));
+            QVERIFY(refreshAndWait(panel, kWaitMs));
             QVERIFY(compareAndWait(panel, {slow, fast}));
             fastColour = penOf(panel, kFastName + QStringLiteral(" · loss"));
             QVERIFY(penOf(panel, kSlowName + QStringLiteral(" · loss")) != chosen);
@@ -283,20 +279,20 @@ private Q_SLOTS:
             QCOMPARE(penOf(panel, kFastName + QStringLiteral(" · loss")), fastColour);
             // A rename keeps it.
             QVERIFY(panel.saveNotes(slow, {QStringLiteral("baseline"), QString()}));
-            QVERIFY(refreshAndWait(panel));
+            QVERIFY(refreshAndWait(panel, kWaitMs));
             QCOMPARE(swatchOf(panel, slow), chosen);
         }
         // A new panel (the app started again) draws the run in the chosen colour.
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QVERIFY(compareAndWait(panel, {slow, fast}));
         QCOMPARE(penOf(panel, QStringLiteral("baseline · loss")), chosen);
         QCOMPARE(penOf(panel, kFastName + QStringLiteral(" · loss")), fastColour);
 
         // Automatic colour: back to the one derived from the folder's name.
         QVERIFY(panel.saveRunColour(slow, QColor()));
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kWaitMs));
         QCOMPARE(penOf(panel, QStringLiteral("baseline · loss")), automaticRunColour(kSlowName));
         QVERIFY(runs::readRunNotes(slow).colour.isEmpty());
         QCOMPARE(runs::readRunNotes(slow).title, QStringLiteral("baseline"));

@@ -1,4 +1,4 @@
-// The Runs tab (RunsPanel, RunsModel) on run directories made by hand (tests/runs/run_fixture.h): rows and
+// The Runs tab (RunsPanel, RunsModel) on run directories made by hand (tests/support/run_fixture.h): rows and
 // their numbers, sorting by number, the filter, a damaged run's tooltip, rename and notes written to
 // notes.json and seen by `ringmaster-runs list --json`, delete after a confirmation that refuses the running
 // run, open and compare into the tab's chart (and the logs into its log view), a thousand runs listed off
@@ -30,18 +30,19 @@
 
 #include <memory>
 
-#include "job_spec.h"
-#include "panes/log_panel.h"
-#include "main_window.h"
-#include "run_supervisor.h"
+#include "ui_test_support.h"
+#include "supervisor/job_spec.h"
+#include "ui/panes/log_panel.h"
+#include "ui/main_window.h"
+#include "supervisor/run_supervisor.h"
 #include "run_fixture.h"
-#include "run_notes.h"
-#include "panes/eval_table.h"
-#include "runs/runs_folder_watch.h"
-#include "runs/runs_model.h"
-#include "run_lock.h"
-#include "runs/runs_panel.h"
-#include "charts/scalar_chart.h"
+#include "runs/run_notes.h"
+#include "ui/panes/eval_table.h"
+#include "ui/runs/runs_folder_watch.h"
+#include "ui/runs/runs_model.h"
+#include "protocol/run_lock.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/charts/scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
@@ -50,19 +51,15 @@ using runs::test::makeTrainerRun;
 using runs::test::readFile;
 using runs::test::writeFile;
 
+using ringmaster::ui::test::statusOf;
+using ringmaster::ui::test::refreshAndWait;
+
 namespace {
 
 constexpr int kListTimeoutMs = 60000;
 constexpr int kManyRuns = 1000;
 constexpr int kBoxPollMs = 20;
 constexpr int kBoxTimeoutMs = 10000;
-
-bool refreshAndWait(RunsPanel& panel)
-{
-    QSignalSpy spy(&panel, &RunsPanel::refreshed);
-    panel.refresh();
-    return spy.wait(kListTimeoutMs) || !spy.isEmpty();
-}
 
 // The proxy's (shown) column, top to bottom.
 QStringList shownColumn(const RunsPanel& panel, int column, int role = Qt::DisplayRole)
@@ -128,12 +125,6 @@ int runShell(const char* script, const QString& argument)
     return shell.exitStatus() == QProcess::NormalExit ? shell.exitCode() : -1;
 }
 
-QString statusOf(const RunsPanel& panel, const QString& runDir)
-{
-    const int row = panel.model()->rowOf(runDir);
-    return row < 0 ? QString() : panel.model()->index(row, RunsModel::Status).data().toString();
-}
-
 void saveScreenshot(QWidget& widget, const char* name)
 {
     const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
@@ -157,7 +148,7 @@ private Q_SLOTS:
         writeFile(root.path() + QStringLiteral("/not-a-run/readme.txt"), "hello");
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QCOMPARE(panel.model()->rowCount(), 4);
 
         const runs::RunRecord& ten = panel.model()->runs()[sourceRowNamed(panel, QStringLiteral("20261130-120000-ten"))];
@@ -194,7 +185,7 @@ private Q_SLOTS:
         runs::writeRunNotes(a, {QString(), QStringLiteral("the LR sweep, second try")});
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QCOMPARE(panel.proxy()->rowCount(), 3);
         panel.filterEdit()->setText(QStringLiteral("lr sweep"));   // notes, any case
         QCOMPARE(shownColumn(panel, RunsModel::Name), QStringList{QStringLiteral("20261130-100000-mlp")});
@@ -222,7 +213,7 @@ private Q_SLOTS:
         metrics.close();
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         const QModelIndex bad = panel.model()->index(sourceRowNamed(panel, QStringLiteral("20261130-100000-damaged")), RunsModel::Steps);
         const QModelIndex good = panel.model()->index(sourceRowNamed(panel, QStringLiteral("20261130-110000-fine")), RunsModel::Steps);
         const QString tip = bad.data(Qt::ToolTipRole).toString();
@@ -240,7 +231,7 @@ private Q_SLOTS:
         const QString dir = makeTrainerRun(root.path(), QStringLiteral("20261130-100000-mlp"));
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QSignalSpy spy(&panel, &RunsPanel::refreshed);
         QVERIFY(panel.saveNotes(dir, {QStringLiteral("baseline"), QStringLiteral("lr 0.01, 12 steps")}));
         QVERIFY(spy.wait(kListTimeoutMs));
@@ -253,7 +244,7 @@ private Q_SLOTS:
         // A new panel (the app started again) reads it back from the run directory.
         RunsPanel again;
         again.addRoot(root.path());
-        QVERIFY(refreshAndWait(again));
+        QVERIFY(refreshAndWait(again, kListTimeoutMs));
         QCOMPARE(again.model()->runs().first().title, QStringLiteral("baseline"));
         QCOMPARE(again.model()->runs().first().notes, QStringLiteral("lr 0.01, 12 steps"));
 
@@ -281,7 +272,7 @@ private Q_SLOTS:
         QCOMPARE(lock.acquire(QFile::encodeName(held).toStdString(), &detail), ringmaster::protocol::RunLock::Result::Taken);
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         panel.setConfirmDeletes(false); // no question: the refusal comes before any
         QVERIFY(!panel.deleteRun(held));
         QVERIFY(QFile::exists(held + QStringLiteral("/metrics.csv")));
@@ -300,7 +291,7 @@ private Q_SLOTS:
         const QString running = makeTrainerRun(root.path(), QStringLiteral("20261130-120000-running"));
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QCOMPARE(panel.model()->rowCount(), 3);
 
         auto seen = answerNextMessageBox(QMessageBox::Cancel);
@@ -350,9 +341,9 @@ private Q_SLOTS:
         const QString script = makeScriptRun(root.path(), QStringLiteral("20261129-090000-train"));
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QVERIFY(panel.saveNotes(twenty, {QStringLiteral("long one"), QString()}));
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
 
         QSignalSpy opened(&panel, &RunsPanel::runsOpened);
         panel.openRunsInChart({twelve});
@@ -408,7 +399,7 @@ private Q_SLOTS:
         }
         RunsPanel panel;
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QSignalSpy opened(&panel, &RunsPanel::runsOpened);
         panel.openRun(damaged);
         QVERIFY(opened.wait(kListTimeoutMs));
@@ -439,7 +430,7 @@ private Q_SLOTS:
         RunsPanel panel;
         panel.folderWatch()->setPollInterval(0);   // change notices only: nothing lists again on a timer
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QCOMPARE(panel.model()->rowCount(), 1);
         QSignalSpy refreshed(&panel, &RunsPanel::refreshed);
 
@@ -463,7 +454,7 @@ private Q_SLOTS:
         QVERIFY(panel.folderWatch()->watched().contains(QDir::cleanPath(QDir(root.path()).absolutePath())));
         // The listing's own writes (each run's index and the root's, hidden files) change no signature, so
         // they do not make it list again and again.
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QSignalSpy checks(panel.folderWatch(), &RunsFolderWatch::checked);
         panel.folderWatch()->checkAll();
         QVERIFY(checks.wait(kListTimeoutMs));
@@ -484,7 +475,7 @@ private Q_SLOTS:
         panel.folderWatch()->setPollInterval(100);   // the poll runs while the tab is shown
         panel.show();
         panel.addRoot(root.path());
-        QVERIFY(refreshAndWait(panel));
+        QVERIFY(refreshAndWait(panel, kListTimeoutMs));
         QVERIFY(QTest::qWaitFor([&] { return statusOf(panel, dir) == QStringLiteral("running"); }, kListTimeoutMs));
         // The watch has settled: a check of every watched folder finds nothing new.
         QSignalSpy checks(panel.folderWatch(), &RunsFolderWatch::checked);
@@ -571,7 +562,7 @@ private Q_SLOTS:
         window.show();
         QVERIFY(QTest::qWaitFor([&] { return window.startAction()->isEnabled(); }, kListTimeoutMs));
         RunsPanel* panel = window.runsPanel();
-        QVERIFY(refreshAndWait(*panel));
+        QVERIFY(refreshAndWait(*panel, kListTimeoutMs));
         QCOMPARE(panel->model()->rowCount(), 1);   // the form's output root is listed
 
         window.startAction()->trigger();

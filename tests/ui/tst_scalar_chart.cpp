@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "qcustomplot.h"
-#include "charts/scalar_chart.h"
+#include "ui/charts/scalar_chart.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;

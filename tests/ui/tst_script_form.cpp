@@ -13,32 +13,21 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "form/input_pickers.h"
-#include "form/job_form.h"
-#include "form/script_fields.h"
+#include "ui_test_support.h"
+#include "ui/form/input_pickers.h"
+#include "ui/form/job_form.h"
+#include "ui/form/script_fields.h"
 
 using ringmaster::supervisor::JobSpec;
 using ringmaster::ui::JobForm;
+
+using ringmaster::ui::test::writeFile;
+using ringmaster::ui::test::settled;
 
 namespace {
 
 constexpr int kCheckTimeoutMs = 120000; // a cold `import torch` on 2 shared cores
 constexpr char kPython[] = "/usr/bin/python3";
-
-QString writeFile(const QString& path, const QByteArray& content, bool executable = false)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write(content);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
-    return path;
-}
-
-bool settled(JobForm& form)
-{
-    return QTest::qWaitFor([&] { return !form.isChecking(); }, kCheckTimeoutMs);
-}
 
 } // namespace
 
@@ -70,7 +59,7 @@ private Q_SLOTS:
     void builtInKindStartsNoInterpreter()
     {
         JobForm form;
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QVERIFY(!form.isScript());
         QVERIFY(!form.scriptFields()->isVisibleTo(&form));
         QVERIFY(form.scriptFields()->interpreterNote()->text().isEmpty()); // never asked python anything
@@ -85,7 +74,7 @@ private Q_SLOTS:
         fields->patternsEdit()->setPlainText(QStringLiteral("it (?<step>\\d+) l (?<l>[0-9.]+)\n\nacc=(?<acc>[0-9.]+)"));
         fields->tensorboardEdit()->setText(m_dir.filePath(QStringLiteral("tb")));
         QVERIFY(form.isChecking()); // the interpreter is being asked
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QVERIFY2(form.isValid(), qPrintable(form.problems().join(QLatin1Char('\n'))));
         QVERIFY2(fields->interpreterNote()->text().startsWith(QStringLiteral("torch 1.13")), qPrintable(fields->interpreterNote()->text()));
         QCOMPARE(fields->torchVersion().left(4), QStringLiteral("1.13"));
@@ -111,7 +100,7 @@ private Q_SLOTS:
         JobForm again;
         again.setJob(loaded);
         QVERIFY(again.isScript());
-        QVERIFY(settled(again));
+        QVERIFY(settled(again, kCheckTimeoutMs));
         const JobSpec back = again.job(QStringLiteral("cpu"), 2, {});
         QCOMPARE(back.toJson(), job.toJson());
     }
@@ -121,7 +110,7 @@ private Q_SLOTS:
         JobForm form;
         fillScript(form);
         form.heartbeatBox()->setValue(30);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         JobSpec job = form.job(QStringLiteral("cpu"), 2, {});
         QVERIFY(job.heartbeatTimeoutGiven);
         QCOMPARE(job.heartbeatTimeoutSec, 30.0);
@@ -129,7 +118,7 @@ private Q_SLOTS:
         // Back to the built-in trainer: no script settings, the trainer's fields written, hang detection on.
         form.setJob(job);
         form.kindBox()->setCurrentIndex(0);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QVERIFY2(form.problems().isEmpty() || !form.problems().join(QString()).contains(QStringLiteral("Heartbeat")),
                  qPrintable(form.problems().join(QLatin1Char('\n'))));
         job = form.job(QStringLiteral("cpu"), 2, {});
@@ -173,7 +162,7 @@ private Q_SLOTS:
         fillScript(form, python);
         form.scriptFields()->scriptEdit()->setText(script);
         form.scriptFields()->patternsEdit()->setPlainText(patterns);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QVERIFY(!form.isValid());
         QVERIFY2(form.problems().join(QLatin1Char('\n')).contains(needle), qPrintable(form.problems().join(QLatin1Char('\n'))));
     }

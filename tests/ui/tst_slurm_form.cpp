@@ -3,7 +3,7 @@
 // local GPU selection never decides a Slurm job's GPUs and the local-only fields are greyed out with the
 // reason, bad input (a time that is not one, an option Ringmaster sets, tasks that do not match the GPUs, a
 // request the partition cannot hold) is listed and keeps the form invalid, and the partition list comes
-// from sinfo off the GUI thread (stubs of Slurm's tools: tests/supervisor/slurm_fixtures.h), including
+// from sinfo off the GUI thread (stubs of Slurm's tools: tests/support/slurm_fixtures.h), including
 // what the form says when sinfo is missing or the controller does not answer. No real Slurm here.
 #include <QComboBox>
 #include <QDir>
@@ -19,8 +19,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "form/job_form.h"
-#include "form/slurm_fields.h"
+#include "ui_test_support.h"
+#include "ui/form/job_form.h"
+#include "ui/form/slurm_fields.h"
 #include "slurm_fixtures.h"
 
 using ringmaster::supervisor::JobSpec;
@@ -29,6 +30,8 @@ using ringmaster::supervisor::SlurmRequest;
 using ringmaster::supervisor::slurmtest::Stubs;
 using ringmaster::ui::JobForm;
 using ringmaster::ui::SlurmFields;
+
+using ringmaster::ui::test::settled;
 
 namespace {
 
@@ -51,11 +54,6 @@ constexpr char kSinfoNodes[] = "debug|idle|(null)|(null)\n"
                                "gpu|mix|gpu:a100:8(S:0-1)|gpu:a100:6(IDX:0-5)\n"
                                "old|down*|(null)|(null)\n"
                                "old|down*|(null)|(null)\n";
-
-bool settled(JobForm& form)
-{
-    return QTest::qWaitFor([&] { return !form.isChecking(); }, kCheckTimeoutMs);
-}
 
 bool mentions(const QStringList& problems, const QString& needle)
 {
@@ -130,7 +128,7 @@ private Q_SLOTS:
         form.setJob(job);
         QVERIFY(form.isSlurm());
         QCOMPARE(form.whereBox()->currentIndex(), kSlurmPlace);
-        QVERIFY(settled(form));   // the partitions are listed: the default one is now shown selected
+        QVERIFY(settled(form, kCheckTimeoutMs));   // the partitions are listed: the default one is now shown selected
         QVERIFY(form.slurmFields()->partitions().error.isEmpty());
         // Whatever this machine's GPU panel says, the Slurm job is the same job.
         const JobSpec back = form.job(QStringLiteral("cuda"), 7, {0, 1, 3});
@@ -140,7 +138,7 @@ private Q_SLOTS:
         JobForm again;
         useStubs(again);
         again.setJob(back);
-        QVERIFY(settled(again));
+        QVERIFY(settled(again, kCheckTimeoutMs));
         QCOMPARE(again.job(QStringLiteral("cpu"), 1, {}).toJson(), job.toJson());
     }
 
@@ -157,7 +155,7 @@ private Q_SLOTS:
 
         form.whereBox()->setCurrentIndex(kSlurmPlace);
         QVERIFY(form.slurmFields()->isVisibleTo(&form));
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         // The default partition is preselected, described by sinfo's numbers.
         QCOMPARE(form.slurmFields()->partitionBox()->currentData().toString(), QStringLiteral("debug"));
         form.slurmFields()->nodesBox()->setValue(1);
@@ -206,7 +204,7 @@ private Q_SLOTS:
         useStubs(form);
         form.setJob(linearJob());
         form.whereBox()->setCurrentIndex(kSlurmPlace);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QVERIFY2(form.isValid(), qPrintable(form.problems().join(QLatin1Char('\n'))));
         SlurmFields* slurm = form.slurmFields();
 
@@ -295,7 +293,7 @@ private Q_SLOTS:
         form.slurmFields()->setCommands(SlurmCommands::inFolder(stubs.path()));
         form.setJob(linearJob());
         form.whereBox()->setCurrentIndex(kSlurmPlace);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         QLabel* note = form.slurmFields()->partitionNote();
         QVERIFY(note->isVisibleTo(&form));
         QVERIFY2(note->text().contains(QStringLiteral("Unable to contact slurm controller (connect failure)")), qPrintable(note->text()));
@@ -320,7 +318,7 @@ private Q_SLOTS:
         form.slurmFields()->setCommands(commands);
         form.setJob(linearJob());
         form.whereBox()->setCurrentIndex(kSlurmPlace);
-        QVERIFY(settled(form));
+        QVERIFY(settled(form, kCheckTimeoutMs));
         const QString note = form.slurmFields()->partitionNote()->text();
         QVERIFY2(note.contains(QStringLiteral("not found")) && note.contains(QStringLiteral("apt install slurm-client")), qPrintable(note));
         QVERIFY(!form.isValid());

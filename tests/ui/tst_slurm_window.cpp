@@ -35,14 +35,15 @@
 
 #include <csignal>
 
-#include "panes/gpu_panel.h"
-#include "form/job_form.h"
-#include "charts/loss_chart.h"
-#include "main_window.h"
-#include "run_supervisor.h"
-#include "runs/runs_model.h"
-#include "runs/runs_panel.h"
-#include "form/slurm_fields.h"
+#include "ui_test_support.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/main_window.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/form/slurm_fields.h"
 #include "slurm_fixtures.h"
 #include "test_support.h"
 
@@ -50,6 +51,9 @@ using namespace ringmaster;
 using namespace ringmaster::ui;
 namespace slurmtest = ringmaster::supervisor::slurmtest;
 using supervisor::test::LaunchProcess;
+
+using ringmaster::ui::test::statusOf;
+using ringmaster::ui::test::refreshAndWait;
 
 namespace {
 
@@ -74,19 +78,6 @@ void screenshotWithList(QWidget& window, QComboBox* box, const char* name)
     }
     box->hidePopup();
     shot.save(dir + QLatin1Char('/') + QLatin1String(name));
-}
-
-bool refreshAndWait(RunsPanel& panel)
-{
-    QSignalSpy spy(&panel, &RunsPanel::refreshed);
-    panel.refresh();
-    return spy.wait(kCheckTimeoutMs) || !spy.isEmpty();
-}
-
-QString statusOf(const RunsPanel& panel, const QString& runDir)
-{
-    const int row = panel.model()->rowOf(runDir);
-    return row < 0 ? QString() : panel.model()->index(row, RunsModel::Status).data().toString();
 }
 
 QString toolTipOf(const RunsPanel& panel, const QString& runDir)
@@ -240,7 +231,7 @@ private Q_SLOTS:
         const QString slow = slurmtest::writeFile(stubs.path() + QStringLiteral("/squeue.sleep"), "3");
         QElapsedTimer clock;
         clock.start();
-        QVERIFY(refreshAndWait(*panel));
+        QVERIFY(refreshAndWait(*panel, kCheckTimeoutMs));
         QVERIFY2(clock.elapsed() < 2500, "the listing waited for squeue");
         QCOMPARE(statusOf(*panel, queued), QStringLiteral("unknown"));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, queued), QStringLiteral("queued"), kStubAnswerMs);
@@ -390,7 +381,7 @@ private Q_SLOTS:
         window.jobForm()->outputEdit()->setText(root.path());
         RunsPanel* panel = window.runsPanel();
         window.tabs()->setCurrentWidget(panel);
-        QVERIFY(refreshAndWait(*panel));
+        QVERIFY(refreshAndWait(*panel, kCheckTimeoutMs));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, dir), QStringLiteral("running"), kCheckTimeoutMs);
         QVERIFY(toolTipOf(*panel, dir).contains(QStringLiteral("Slurm job %1: RUNNING").arg(jobId)));
 
@@ -460,7 +451,7 @@ private Q_SLOTS:
         window.jobForm()->outputEdit()->setText(root.path());
         RunsPanel* panel = window.runsPanel();
         window.tabs()->setCurrentWidget(panel);
-        QVERIFY(refreshAndWait(*panel));
+        QVERIFY(refreshAndWait(*panel, kCheckTimeoutMs));
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(*panel, dir), QStringLiteral("running"), kCheckTimeoutMs);
         panel->openRun(dir);
         QCOMPARE(window.supervisor()->jobId(), jobId);

@@ -7,14 +7,17 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "ui_test_support.h"
 #include "run_fixture.h"
-#include "runs/runs_panel.h"
-#include "charts/system_panel.h"
-#include "charts/system_series.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/charts/system_panel.h"
+#include "ui/charts/system_series.h"
 
 using namespace ringmaster::ui;
 using ringmaster::supervisor::SystemSample;
 using ringmaster::runs::test::makeTrainerRun;
+
+using ringmaster::ui::test::screenshot;
 
 namespace {
 
@@ -28,12 +31,6 @@ QList<SystemSample> tick(double wallTime, const QList<double>& cpuByRank)
         samples.append({wallTime, rank, QStringLiteral("rss_mib"), 100.0 + rank});
     }
     return samples;
-}
-
-void screenshot(QWidget& widget, const char* name)
-{
-    const QString dir = qEnvironmentVariable("RINGMASTER_SCREENSHOT_DIR");
-    if (!dir.isEmpty()) widget.grab().save(dir + QLatin1Char('/') + QLatin1String(name));
 }
 
 } // namespace

@@ -27,30 +27,25 @@
 
 #include <zlib.h>
 
-#include "panes/gpu_panel.h"
-#include "form/job_form.h"
-#include "main_window.h"
-#include "run_supervisor.h"
-#include "form/trainer_note.h"
-#include "form/training_set_size.h"
+#include "ui_test_support.h"
+#include "ui/panes/gpu_panel.h"
+#include "ui/form/job_form.h"
+#include "ui/main_window.h"
+#include "supervisor/run_supervisor.h"
+#include "ui/form/trainer_note.h"
+#include "ui/form/training_set_size.h"
 
 using namespace ringmaster;
 using namespace ringmaster::ui;
+
+using ringmaster::ui::test::writeFile;
+using ringmaster::ui::test::readJson;
 
 namespace {
 
 constexpr int kStubValidateSeconds = 3;
 constexpr int kCheckTimeoutMs = 30000;
 const char* const kNoNvml = "/nonexistent/libnvidia-ml.so.1";
-
-void writeFile(const QString& path, const QByteArray& bytes, bool executable = false)
-{
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(bytes);
-    file.close();
-    if (executable) file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
-}
 
 // A stand-in for ringmaster-trainer: --version says what a CUDA build says, --validate-only sleeps, then
 // passes; as a rank it runs `rank`.
@@ -153,13 +148,6 @@ bool sameJson(const QJsonValue& a, const QJsonValue& b, const QString& where, QS
         return false;
     }
     return true;
-}
-
-QJsonObject readJson(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(file.readAll()).object();
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-#include "chart_controls.h"
+#include "ui/charts/chart_controls.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,4 +1,4 @@
-#include "compact_series.h"
+#include "ui/charts/compact_series.h"
 
 #include <cmath>
 

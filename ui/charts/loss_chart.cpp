@@ -1,4 +1,4 @@
-#include "loss_chart.h"
+#include "ui/charts/loss_chart.h"
 
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include "chart_controls.h"
-#include "debiased_ema.h"
+#include "ui/charts/chart_controls.h"
+#include "ui/charts/debiased_ema.h"
 #include "qcustomplot.h"
-#include "series_reduction.h"
+#include "ui/charts/series_reduction.h"
 
 namespace ringmaster::ui {
 namespace {

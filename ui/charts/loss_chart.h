@@ -17,8 +17,8 @@
 
 #include <vector>
 
-#include "loss_chart_series.h"
-#include "run_types.h"
+#include "ui/charts/loss_chart_series.h"
+#include "supervisor/run_types.h"
 
 class QCPGraph;
 class QCPItemStraightLine;

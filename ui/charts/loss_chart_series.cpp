@@ -1,4 +1,4 @@
-#include "loss_chart_series.h"
+#include "ui/charts/loss_chart_series.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,8 +14,8 @@
 #include <limits>
 #include <vector>
 
-#include "compact_series.h"
-#include "debiased_ema.h"
+#include "ui/charts/compact_series.h"
+#include "ui/charts/debiased_ema.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "run_plot.h"
+#include "ui/charts/run_plot.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "qcustomplot.h"
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <optional>
 
-#include "scalar_chart.h"
-#include "scalar_table.h"
+#include "ui/charts/scalar_chart.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "scalar_chart.h"
+#include "ui/charts/scalar_chart.h"
 
 #include <QDateTime>
 #include <QLabel>
@@ -14,10 +14,10 @@
 #include <limits>
 #include <tuple>
 
-#include "chart_controls.h"
+#include "ui/charts/chart_controls.h"
 #include "qcustomplot.h"
-#include "scalar_panel.h"
-#include "series_reduction.h"
+#include "ui/charts/scalar_panel.h"
+#include "ui/charts/series_reduction.h"
 
 namespace ringmaster::ui {
 namespace {

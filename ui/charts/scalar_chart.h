@@ -28,9 +28,9 @@
 #include <map>
 #include <vector>
 
-#include "debiased_ema.h"
-#include "run_types.h"
-#include "scalar_series.h"
+#include "ui/charts/debiased_ema.h"
+#include "supervisor/run_types.h"
+#include "ui/charts/scalar_series.h"
 
 class QCPGraph;
 class QCustomPlot;

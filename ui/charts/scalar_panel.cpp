@@ -1,4 +1,4 @@
-#include "scalar_panel.h"
+#include "ui/charts/scalar_panel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "scalar_series.h"
+#include "ui/charts/scalar_series.h"
 
 #include <QSet>
 

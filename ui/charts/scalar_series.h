@@ -26,7 +26,7 @@
 #include <cstddef>
 #include <map>
 
-#include "compact_series.h"
+#include "ui/charts/compact_series.h"
 
 namespace ringmaster::ui {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "compact_series.h"
+#include "ui/charts/compact_series.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "system_panel.h"
+#include "ui/charts/system_panel.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -6,7 +6,7 @@
 #include <QVBoxLayout>
 
 #include "qcustomplot.h"
-#include "scalar_panel.h"
+#include "ui/charts/scalar_panel.h"
 
 namespace ringmaster::ui {
 namespace {

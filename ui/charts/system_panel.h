@@ -8,9 +8,9 @@
 #include <QTimer>
 #include <QWidget>
 
-#include "run_types.h"
-#include "scalar_table.h"
-#include "system_series.h"
+#include "supervisor/run_types.h"
+#include "runs/scalar_table.h"
+#include "ui/charts/system_series.h"
 
 class QComboBox;
 class QCustomPlot;

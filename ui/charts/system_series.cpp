@@ -1,8 +1,8 @@
-#include "system_series.h"
+#include "ui/charts/system_series.h"
 
 #include <algorithm>
 
-#include "run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::ui {
 

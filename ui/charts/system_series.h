@@ -13,8 +13,8 @@
 #include <QStringList>
 #include <QVector>
 
-#include "run_types.h"
-#include "scalar_table.h"
+#include "supervisor/run_types.h"
+#include "runs/scalar_table.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "data_probe.h"
+#include "ui/form/data_probe.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -10,7 +10,7 @@
 
 #include <sys/prctl.h>
 
-#include "exit_codes.h"
+#include "protocol/exit_codes.h"
 
 namespace ringmaster::ui {
 namespace {

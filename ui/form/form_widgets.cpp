@@ -1,4 +1,4 @@
-#include "form_widgets.h"
+#include "ui/form/form_widgets.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

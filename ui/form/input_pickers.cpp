@@ -1,4 +1,4 @@
-#include "input_pickers.h"
+#include "ui/form/input_pickers.h"
 
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -8,6 +8,8 @@
 #include <QMenu>
 #include <QRegularExpression>
 #include <QVBoxLayout>
+
+#include "ui/form/trainer_option_fields.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -20,10 +22,10 @@ constexpr double kMaxHoldOut = 0.999; // the trainer takes 0 <= F < 1; 0 is "Non
 constexpr double kHoldOutStep = 0.05;
 constexpr int kHoldOutDecimals = 3;
 
-// The trainer's built-in models, in the order the model box lists them.
+// The trainer's built-in models, in the order the model box lists them (the option table's, its default first).
 const QStringList& builtinModels()
 {
-    static const QStringList names{QStringLiteral("cnn"), QStringLiteral("mlp"), QStringLiteral("linear")};
+    static const QStringList names = optionChoices("model");
     return names;
 }
 
@@ -31,7 +33,7 @@ const QStringList& builtinModels()
 
 bool isBuiltinData(const QString& data)
 {
-    return data == QLatin1String("fashion-mnist") || data == QLatin1String("synthetic");
+    return optionChoices("data").contains(data);
 }
 
 bool isCsv(const QString& data)

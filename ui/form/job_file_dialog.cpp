@@ -1,4 +1,4 @@
-#include "job_file_dialog.h"
+#include "ui/form/job_file_dialog.h"
 
 #include <QCoreApplication>
 

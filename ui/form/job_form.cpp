@@ -1,4 +1,4 @@
-#include "job_form.h"
+#include "ui/form/job_form.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -16,12 +16,16 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include "form_widgets.h"
-#include "input_pickers.h"
-#include "job_options.h"
-#include "preflight.h"
-#include "script_fields.h"
-#include "slurm_fields.h"
+#include <utility>
+
+#include "ui/form/form_widgets.h"
+#include "ui/form/input_pickers.h"
+#include "ui/form/job_options.h"
+#include "supervisor/preflight.h"
+#include "ui/form/script_fields.h"
+#include "ui/form/slurm_fields.h"
+#include "ui/form/trainer_option_fields.h"
+#include "supervisor/trainer_flags.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -76,6 +80,7 @@ void JobForm::showKind()
     m_script->setActive(script);
     m_trainerModel->setVisible(!script);
     m_trainerSchedule->setVisible(!script);
+    m_more->setVisible(!script);
     // Evaluation and checkpoints are the trainer's; a script does its own. Step timing is the trainer's too.
     for (QWidget* trainerOnly : {static_cast<QWidget*>(m_evalEvery), static_cast<QWidget*>(m_checkpointEvery),
                                  static_cast<QWidget*>(m_keepCheckpoints), static_cast<QWidget*>(m_keepBest),
@@ -123,7 +128,7 @@ QString JobForm::datasetProblem(const QString& data, bool* dataAtFault)
     if (samples < 0) {
         // Meanwhile the count the form can read itself: the built-in sets and an IDX folder's header.
         if (m_validation->mode() == ValidationField::Mode::HoldOut || (!isBuiltinData(data) && !isIdxFolder(data))) return {};
-        const qint64 synthetic = integerOption(m_base.trainer, "synthetic_samples", kSyntheticDefaultSamples);
+        const qint64 synthetic = integerOption(m_base.trainer, "synthetic_samples", optionDefaultInteger("synthetic_samples"));
         const QString key = data + QLatin1Char('\n') + QString::number(synthetic);
         if (key != m_sizeFor) { // reads a file header for a folder: once per dataset, not per keystroke elsewhere
             m_size = trainingSetSize(data, synthetic);
@@ -242,8 +247,7 @@ QStringList JobForm::probeArguments() const
     for (const char* key : kProbeKeys) {
         const QJsonValue value = described.trainer.value(QLatin1String(key));
         if (value.isUndefined() || value.isNull()) continue;
-        arguments << QStringLiteral("--") + QString::fromLatin1(key).replace(QLatin1Char('_'), QLatin1Char('-'))
-                  << supervisor::flagValueText(value);
+        arguments << supervisor::trainerFlagOf(QLatin1String(key)) << supervisor::flagValueText(value);
     }
     arguments << QStringLiteral("--probe");
     return arguments;
@@ -327,8 +331,8 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
         }
     }
     m_script->setJob(job, source == JobSource::File);
-    m_model->setModel(textOption(t, "model", QStringLiteral("cnn")));
-    m_data->setCurrentText(textOption(t, "data", QStringLiteral("fashion-mnist")));
+    m_model->setModel(textOption(t, "model", optionDefaultText("model")));
+    m_data->setCurrentText(textOption(t, "data", optionDefaultText("data")));
     const QString validation = textOption(t, "val_data", QString());
     const double holdOut = realOption(t, "val_split", 0);
     m_validation->pathEdit()->setText(validation);
@@ -338,23 +342,22 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
                                                 : ValidationField::Mode::None);
     m_labelColumn->setText(textOption(t, "label_column", QString()));
     m_imageSize->setText(textOption(t, "image_size", QString()));
-    m_loss->setCurrentIndex(0); // auto, unless the job names a loss this list has
-    m_loss->setCurrentText(textOption(t, "loss", QLatin1String(kAutoLoss)));
-    m_epochs->setValue(static_cast<int>(integerOption(t, "epochs", 1)));
-    m_maxSteps->setValue(static_cast<int>(integerOption(t, "max_steps", 0)));
-    m_batch->setValue(static_cast<int>(integerOption(t, "batch_size", 64)));
-    m_lr->setText(textOption(t, "lr", QStringLiteral("0.01")));
-    m_optimizer->setCurrentText(textOption(t, "optimizer", QStringLiteral("sgd")));
-    m_momentum->setValue(realOption(t, "momentum", 0.9));
-    m_weightDecay->setValue(realOption(t, "weight_decay", 0));
-    m_schedule->setCurrentText(textOption(t, "lr_schedule", QStringLiteral("constant")));
-    m_warmup->setValue(static_cast<int>(integerOption(t, "warmup_steps", 0)));
-    m_precision->setCurrentText(textOption(t, "precision", QStringLiteral("fp32")));
-    m_seed->setValue(static_cast<int>(integerOption(t, "seed", 42)));
-    m_evalEvery->setValue(static_cast<int>(integerOption(t, "eval_every", 1)));
-    m_checkpointEvery->setValue(static_cast<int>(integerOption(t, "checkpoint_every", 0)));
-    m_keepCheckpoints->setValue(static_cast<int>(integerOption(t, "keep_checkpoints", 3)));
-    const QString keepBest = textOption(t, "keep_best", QStringLiteral("auto"));
+    m_loss->setCurrentText(optionDefaultText("loss")); // unless the job names a loss this list has
+    m_loss->setCurrentText(textOption(t, "loss", optionDefaultText("loss")));
+    // Each field at the job's value, else at the option's default (the option table, trainer_option_fields.h).
+    for (const auto& [box, key] : {std::pair{m_epochs, "epochs"}, {m_maxSteps, "max_steps"}, {m_batch, "batch_size"},
+                                  {m_warmup, "warmup_steps"}, {m_seed, "seed"}, {m_evalEvery, "eval_every"},
+                                  {m_checkpointEvery, "checkpoint_every"}, {m_keepCheckpoints, "keep_checkpoints"}}) {
+        box->setValue(static_cast<int>(integerOption(t, key, optionDefaultInteger(key))));
+    }
+    m_lr->setText(textOption(t, "lr", optionDefaultText("lr")));
+    m_momentum->setValue(realOption(t, "momentum", optionDefaultReal("momentum")));
+    m_weightDecay->setValue(realOption(t, "weight_decay", optionDefaultReal("weight_decay")));
+    for (const auto& [box, key] : {std::pair{m_optimizer, "optimizer"}, {m_schedule, "lr_schedule"}, {m_precision, "precision"}}) {
+        box->setCurrentText(textOption(t, key, optionDefaultText(key)));
+    }
+    m_more->setJob(t);
+    const QString keepBest = textOption(t, "keep_best", optionDefaultText("keep_best"));
     if (m_keepBest->findText(keepBest) < 0) m_keepBest->addItem(keepBest); // a rule of the job file's own, kept
     m_keepBest->setCurrentText(keepBest);
     m_output->setText(job.outputRoot);
@@ -370,6 +373,14 @@ void JobForm::setJob(const supervisor::JobSpec& job, JobSource source)
     m_loadedValues = shownValues();
     m_sizeFor.clear(); // synthetic_samples may differ
     scheduleOutputCheck(); // also when the folder text is unchanged: the disk may have changed
+}
+
+QWidget* JobForm::fieldOfTrainerOption(const QString& key) const
+{
+    for (const Field& field : m_fields) {
+        if (field.trainerKey == key) return field.widget;
+    }
+    return nullptr;
 }
 
 QJsonValue JobForm::valueOf(const QWidget* widget) const
@@ -389,7 +400,8 @@ QJsonValue JobForm::valueOf(const QWidget* widget) const
     if (widget == m_validation->fractionBox()) return mode == ValidationField::Mode::HoldOut ? QJsonValue(m_validation->fractionBox()->value()) : unset;
     if (widget == m_labelColumn) return isCsv(m_data->currentText().trimmed()) && !text.isEmpty() ? QJsonValue(text) : unset;
     if (widget == m_imageSize) return text.isEmpty() ? unset : QJsonValue(text);
-    if (widget == m_loss) return m_loss->currentText() == QLatin1String(kAutoLoss) ? unset : QJsonValue(m_loss->currentText());
+    if (widget == m_loss) return m_loss->currentText() == optionDefaultText("loss") ? unset : QJsonValue(m_loss->currentText());
+    if (m_more->owns(widget)) return m_more->valueOf(widget);
     if (widget == m_output) return m_output->text().trimmed();
     if (const auto* box = qobject_cast<const QSpinBox*>(widget)) return QJsonValue(qint64(box->value()));
     if (const auto* box = qobject_cast<const QDoubleSpinBox*>(widget)) return box->value();

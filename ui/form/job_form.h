@@ -22,9 +22,9 @@
 #include <QTimer>
 #include <QWidget>
 
-#include "data_probe.h"
-#include "job_spec.h"
-#include "training_set_size.h"
+#include "ui/form/data_probe.h"
+#include "supervisor/job_spec.h"
+#include "ui/form/training_set_size.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -37,6 +37,7 @@ class QSpinBox;
 namespace ringmaster::ui {
 
 class ModelBox;
+class MoreTrainerOptions;
 class ScriptFields;
 class SlurmFields;
 class ValidationField;
@@ -102,6 +103,9 @@ public:
     QSpinBox* maxStepsBox() const { return m_maxSteps; }
     QLabel* globalBatchLabel() const { return m_globalBatch; }
     QLabel* problemLabel() const { return m_problemLabel; }
+    // The field of the trainer option KEY ("batch_size"), or nullptr; the box of the options without a field above.
+    QWidget* fieldOfTrainerOption(const QString& key) const;
+    MoreTrainerOptions* moreTrainerOptions() const { return m_more; }
 
 Q_SIGNALS:
     // Also when an output-folder check starts or ends (isChecking()).
@@ -110,9 +114,7 @@ Q_SIGNALS:
     void placeChanged(bool slurm);
 
 private:
-    // The loss box's first choice, and the heartbeat box's 0: a script's hang detection is off (it prints nothing
-    // regularly by contract).
-    static constexpr const char* kAutoLoss = "auto";
+    // The heartbeat box's 0: a script's hang detection is off (it prints nothing regularly by contract).
     static constexpr double kHangDetectionOff = 0.0;
 
     // The constructor's named parts (job_form_parts.cpp), in the order it calls them.
@@ -120,9 +122,9 @@ private:
     QGroupBox* buildModelAndData();
     QGroupBox* buildTraining();
     QGroupBox* buildOutputs();
+    void nameFields();
     void layOut(QGroupBox* outputs);
     void connectFields();
-    void nameFields();
 
     // A field the form shows: a trainer flag (by name) or a launch setting.
     struct Field
@@ -172,6 +174,7 @@ private:
     QComboBox* m_schedule;
     QComboBox* m_precision;
     QComboBox* m_keepBest;
+    MoreTrainerOptions* m_more;          // every other trainer option, from the option table
     QSpinBox* m_warmup;
     QSpinBox* m_seed;
     QSpinBox* m_evalEvery;

@@ -1,7 +1,7 @@
 // How the job form is put together (job_form.h): the constructor and its named parts, one group of fields or
 // one set of connections each, in the order it calls them (which is also the order Tab visits the fields). What
 // the form does with a job (validation, the probe, setJob and job()) is in job_form.cpp.
-#include "job_form.h"
+#include "ui/form/job_form.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -14,11 +14,12 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "form_widgets.h"
-#include "input_pickers.h"
-#include "job_options.h"
-#include "script_fields.h"
-#include "slurm_fields.h"
+#include "ui/form/form_widgets.h"
+#include "ui/form/input_pickers.h"
+#include "ui/form/job_options.h"
+#include "ui/form/script_fields.h"
+#include "ui/form/slurm_fields.h"
+#include "ui/form/trainer_option_fields.h"
 
 namespace ringmaster::ui {
 namespace {
@@ -40,9 +41,9 @@ JobForm::JobForm(QWidget* parent)
     m_trainerModel = buildModelAndData();
     m_trainerSchedule = buildTraining();
     QGroupBox* outputs = buildOutputs();
+    nameFields(); // and the fields of every other trainer option, made from the option table
     layOut(outputs);
     connectFields();
-    nameFields();
     setJob(supervisor::defaultJob(0));
 }
 
@@ -63,9 +64,7 @@ void JobForm::createKindAndPlace()
 QGroupBox* JobForm::buildModelAndData()
 {
     m_model = new ModelBox(this);
-    m_data = combo(this, {QStringLiteral("fashion-mnist"), QStringLiteral("synthetic")},
-                   tr("fashion-mnist (the Debian package), synthetic (for linear), a folder (MNIST-format IDX files, or "
-                      "one sub-folder of images per class), a tensor file (.pt/.pth from torch.save) or a .csv file"));
+    m_data = optionCombo(this, "data");
     m_data->setEditable(true);
     m_data->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_data->setMinimumContentsLength(kComboMinimumCharacters);
@@ -75,12 +74,11 @@ QGroupBox* JobForm::buildModelAndData()
     m_validation = new ValidationField(dataFiles, this);
     m_labelColumn = new QLineEdit(this);
     m_labelColumn->setPlaceholderText(tr("last column"));
-    m_labelColumn->setToolTip(tr("The CSV column that holds the label or target (default: the last one); for .csv data only"));
+    m_labelColumn->setToolTip(optionTip("label_column"));
     m_imageSize = new QLineEdit(this);
     m_imageSize->setPlaceholderText(tr("keep (e.g. 32,32)"));
-    m_imageSize->setToolTip(tr("Resize every image to H,W pixels (e.g. 32,32); empty keeps each image's size"));
-    m_loss = combo(this, {QLatin1String(kAutoLoss), QStringLiteral("cross_entropy"), QStringLiteral("mse"), QStringLiteral("bce")},
-                   tr("Loss: auto (cross-entropy for class labels, MSE for regression targets), cross_entropy, mse, or bce"));
+    m_imageSize->setToolTip(optionTip("image_size"));
+    m_loss = optionCombo(this, "loss");
     m_modelNote = new QLabel(this);
     m_dataNote = new QLabel(this);
     for (auto* note : {m_modelNote, m_dataNote}) {
@@ -91,63 +89,58 @@ QGroupBox* JobForm::buildModelAndData()
     m_probe = new DataProbe(this);
     auto* model = new QGroupBox(tr("Model and data"), this);
     auto* modelForm = wrappingForm(model);
-    modelForm->addRow(tr("Model"), m_model);
+    modelForm->addRow(optionLabel("model"), m_model);
     modelForm->addRow(QString(), m_modelNote);
-    modelForm->addRow(tr("Training data"), fieldRow(this, m_data, browse));
+    modelForm->addRow(optionLabel("data"), fieldRow(this, m_data, browse));
     modelForm->addRow(QString(), m_dataNote);
-    modelForm->addRow(tr("Validation"), m_validation);
-    modelForm->addRow(tr("Label column"), m_labelColumn);
-    modelForm->addRow(tr("Image size"), m_imageSize);
-    modelForm->addRow(tr("Loss"), m_loss);
+    modelForm->addRow(optionLabel("val_data"), m_validation);
+    modelForm->addRow(optionLabel("label_column"), m_labelColumn);
+    modelForm->addRow(optionLabel("image_size"), m_imageSize);
+    modelForm->addRow(optionLabel("loss"), m_loss);
     return model;
 }
 
 // The optimisation: epochs, steps, batch, learning rate and its schedule, precision, seed.
 QGroupBox* JobForm::buildTraining()
 {
-    m_epochs = spin(this, 1, 100000, 1, tr("Passes over the training set"));
-    m_maxSteps = spin(this, 0, 100000000, 0, tr("Stop after this many optimizer steps (0: no limit besides epochs)"));
-    m_batch = spin(this, 0, 1000000, 64, tr("Samples per rank per step; the global batch is this times the number of ranks"));
+    m_epochs = optionSpin(this, "epochs");
+    m_maxSteps = optionSpin(this, "max_steps");
+    m_batch = optionSpin(this, "batch_size", 0); // 0 shows as the form's problem, not as 1
     m_globalBatch = new QLabel(this);
     m_globalBatch->setWordWrap(true); // a large batch must wrap, never widen the panel
     m_globalBatch->setToolTip(tr("Samples per optimizer step across all ranks"));
-    m_lr = new QLineEdit(QStringLiteral("0.01"), this);
-    m_lr->setToolTip(tr("Peak learning rate (e.g. 0.01 or 3e-4); must be > 0"));
-    m_optimizer = combo(this, {QStringLiteral("sgd"), QStringLiteral("adam"), QStringLiteral("adamw")}, tr("Optimizer"));
-    m_momentum = doubleSpin(this, 0, 0.999, 0.9, 3, tr("SGD momentum (ignored by Adam/AdamW)"));
-    m_weightDecay = doubleSpin(this, 0, 1, 0, 5, tr("Weight decay (L2 for SGD/Adam, decoupled for AdamW)"));
-    m_schedule = combo(this, {QStringLiteral("constant"), QStringLiteral("step"), QStringLiteral("cosine")},
-                       tr("Learning-rate schedule after warm-up: constant, step (x0.1 every epoch), cosine (to 0 at the end)"));
-    m_precision = combo(this, {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
-                        tr("Type of the forward pass and the loss (torch.autocast): fp32, bf16, or fp16 with loss "
-                           "scaling (torch.amp.GradScaler). Weights, gradients and the optimizer stay fp32"));
-    m_warmup = spin(this, 0, 10000000, 0, tr("Linear warm-up steps from 0 to the learning rate"));
-    m_seed = spin(this, 0, 2147483647, 42, tr("Seed for initialisation and the per-epoch shuffle (DistributedSampler semantics)"));
+    m_lr = new QLineEdit(optionDefaultText("lr"), this);
+    m_lr->setToolTip(optionTip("lr"));
+    m_optimizer = optionCombo(this, "optimizer");
+    m_momentum = optionDoubleSpin(this, "momentum", 3);
+    m_weightDecay = optionDoubleSpin(this, "weight_decay", 5);
+    m_schedule = optionCombo(this, "lr_schedule");
+    m_precision = optionCombo(this, "precision");
+    m_warmup = optionSpin(this, "warmup_steps");
+    m_seed = optionSpin(this, "seed");
     auto* schedule = new QGroupBox(tr("Training"), this);
     auto* scheduleForm = wrappingForm(schedule);
-    scheduleForm->addRow(tr("Epochs"), m_epochs);
-    scheduleForm->addRow(tr("Max steps"), m_maxSteps);
-    scheduleForm->addRow(tr("Batch per rank"), fieldRow(this, m_batch, m_globalBatch));
-    scheduleForm->addRow(tr("Learning rate"), m_lr);
-    scheduleForm->addRow(tr("Optimizer"), m_optimizer);
-    scheduleForm->addRow(tr("Momentum"), m_momentum);
-    scheduleForm->addRow(tr("Weight decay"), m_weightDecay);
-    scheduleForm->addRow(tr("LR schedule"), m_schedule);
-    scheduleForm->addRow(tr("Warm-up steps"), m_warmup);
-    scheduleForm->addRow(tr("Precision"), m_precision);
-    scheduleForm->addRow(tr("Seed"), m_seed);
+    scheduleForm->addRow(optionLabel("epochs"), m_epochs);
+    scheduleForm->addRow(optionLabel("max_steps"), m_maxSteps);
+    scheduleForm->addRow(optionLabel("batch_size"), fieldRow(this, m_batch, m_globalBatch));
+    scheduleForm->addRow(optionLabel("lr"), m_lr);
+    scheduleForm->addRow(optionLabel("optimizer"), m_optimizer);
+    scheduleForm->addRow(optionLabel("momentum"), m_momentum);
+    scheduleForm->addRow(optionLabel("weight_decay"), m_weightDecay);
+    scheduleForm->addRow(optionLabel("lr_schedule"), m_schedule);
+    scheduleForm->addRow(optionLabel("warmup_steps"), m_warmup);
+    scheduleForm->addRow(optionLabel("precision"), m_precision);
+    scheduleForm->addRow(optionLabel("seed"), m_seed);
     return schedule;
 }
 
 // Evaluation, checkpoints, the output folder and the launch's supervision (restarts, hang, straggler).
 QGroupBox* JobForm::buildOutputs()
 {
-    m_evalEvery = spin(this, 0, 100000, 1, tr("Evaluate on the test split every N epochs (0: only at the end)"));
-    m_checkpointEvery = spin(this, 0, 100000000, 0, tr("Write a checkpoint every N steps (0: at the end of each epoch)"));
-    m_keepCheckpoints = spin(this, 1, 1000, 3, tr("How many checkpoints to keep (oldest are removed)"));
-    m_keepBest = combo(this, {QStringLiteral("auto"), QStringLiteral("val_loss:min"), QStringLiteral("val_accuracy:max"), QStringLiteral("none")},
-                       tr("Checkpoint each evaluation that beats the best so far and never rotate it away "
-                          "(checkpoints/best.pt); auto: val_loss:min when there is validation"));
+    m_evalEvery = optionSpin(this, "eval_every");
+    m_checkpointEvery = optionSpin(this, "checkpoint_every");
+    m_keepCheckpoints = optionSpin(this, "keep_checkpoints");
+    m_keepBest = optionCombo(this, "keep_best");
     m_output = new QLineEdit(QStringLiteral("runs"), this);
     m_output->setToolTip(tr("Folder where each run gets its own time-stamped run directory"));
     auto* browseOut = new QPushButton(tr("…"), this);
@@ -158,7 +151,7 @@ QGroupBox* JobForm::buildOutputs()
         if (!dir.isEmpty()) m_output->setText(dir);
     });
     m_maxRestarts = spin(this, 0, supervisor::kMaxRestarts, 0, tr("After a failure, restart the group from the latest checkpoint up to N times (each waits 1 s, 2 s, 4 s ... up to a minute)"));
-    m_heartbeat = doubleSpin(this, kHangDetectionOff, 86400, 120, 1,
+    m_heartbeat = doubleSpin(this, kHangDetectionOff, 86400, supervisor::kDefaultHeartbeatTimeoutSec, 1,
                              tr("A rank silent for this many seconds is reported hung and the group is stopped. A script's "
                                 "output counts as progress; off (0) is the default for scripts"));
     m_heartbeat->setSuffix(tr(" s"));
@@ -170,10 +163,10 @@ QGroupBox* JobForm::buildOutputs()
     m_stragglerAfter->setSpecialValueText(tr("off"));
     auto* outputs = new QGroupBox(tr("Evaluation, checkpoints, output"), this);
     auto* outputForm = wrappingForm(outputs);
-    outputForm->addRow(tr("Eval every (epochs)"), m_evalEvery);
-    outputForm->addRow(tr("Checkpoint every (steps)"), m_checkpointEvery);
-    outputForm->addRow(tr("Keep checkpoints"), m_keepCheckpoints);
-    outputForm->addRow(tr("Keep the best by"), m_keepBest);
+    outputForm->addRow(optionLabel("eval_every"), m_evalEvery);
+    outputForm->addRow(optionLabel("checkpoint_every"), m_checkpointEvery);
+    outputForm->addRow(optionLabel("keep_checkpoints"), m_keepCheckpoints);
+    outputForm->addRow(optionLabel("keep_best"), m_keepBest);
     outputForm->addRow(tr("Output folder"), fieldRow(this, m_output, browseOut));
     outputForm->addRow(tr("Max restarts"), m_maxRestarts);
     outputForm->addRow(tr("Heartbeat timeout"), m_heartbeat);
@@ -201,6 +194,7 @@ void JobForm::layOut(QGroupBox* outputs)
     layout->addWidget(m_trainerModel);
     layout->addWidget(m_trainerSchedule);
     layout->addWidget(outputs);
+    layout->addWidget(m_more);
     layout->addWidget(m_problemLabel);
     layout->addStretch(1);
 }
@@ -215,6 +209,7 @@ void JobForm::connectFields()
     for (auto* box : {m_data, m_loss, m_optimizer, m_schedule, m_precision, m_keepBest}) connect(box, &QComboBox::currentTextChanged, this, &JobForm::revalidate);
     for (auto* edit : {m_lr, m_labelColumn, m_imageSize}) connect(edit, &QLineEdit::textChanged, this, &JobForm::revalidate);
     connect(m_model, &ModelBox::modelChanged, this, &JobForm::revalidate);
+    connect(m_more, &MoreTrainerOptions::changed, this, &JobForm::revalidate);
     connect(m_validation, &ValidationField::changed, this, &JobForm::revalidate);
     connect(m_script, &ScriptFields::changed, this, &JobForm::revalidate);
     connect(m_slurm, &SlurmFields::changed, this, &JobForm::revalidate);
@@ -242,7 +237,8 @@ void JobForm::connectFields()
     connect(&m_outputWatcher, &QFutureWatcher<QString>::finished, this, &JobForm::onOutputChecked);
 }
 
-// Each field's trainer key (the launch's own settings have none), for setJob/job and for outlining a problem.
+// Each field's trainer key (the launch's own settings have none), for setJob/job and for outlining a problem; then
+// a field for each trainer option none of these shows (MoreTrainerOptions).
 void JobForm::nameFields()
 {
     const QString launch; // the launch settings have no trainer key
@@ -259,6 +255,12 @@ void JobForm::nameFields()
                 {QStringLiteral("eval_every"), m_evalEvery}, {QStringLiteral("checkpoint_every"), m_checkpointEvery},
                 {QStringLiteral("keep_checkpoints"), m_keepCheckpoints}, {QStringLiteral("keep_best"), m_keepBest},
                 {launch, m_output}, {launch, m_maxRestarts}, {launch, m_heartbeat}, {launch, m_stragglerAfter}};
+    QStringList shown;
+    for (const Field& field : m_fields) {
+        if (!field.trainerKey.isEmpty()) shown << field.trainerKey;
+    }
+    m_more = new MoreTrainerOptions(shown, this);
+    for (const MoreTrainerOptions::Field& field : m_more->fields()) m_fields.append({field.key, field.widget});
 }
 
 } // namespace ringmaster::ui

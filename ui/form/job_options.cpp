@@ -1,4 +1,4 @@
-#include "job_options.h"
+#include "ui/form/job_options.h"
 
 #include <QJsonValue>
 #include <QLocale>

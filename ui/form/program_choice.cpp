@@ -1,13 +1,13 @@
-#include "program_choice.h"
+#include "ui/form/program_choice.h"
 
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPushButton>
 
-#include "job_spec.h"
-#include "preflight.h"
-#include "trusted_programs.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
+#include "supervisor/trusted_programs.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "script_fields.h"
+#include "ui/form/script_fields.h"
 
 #include <QFileDialog>
 #include <QFileInfo>
@@ -12,7 +12,7 @@
 #include <QToolButton>
 #include <QtConcurrent>
 
-#include "metric_line_parser.h"
+#include "supervisor/metric_line_parser.h"
 
 namespace ringmaster::ui {
 namespace {

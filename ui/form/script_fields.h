@@ -11,8 +11,8 @@
 #include <QGroupBox>
 #include <QTimer>
 
-#include "job_spec.h"
-#include "preflight.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
 
 class QLabel;
 class QLineEdit;

@@ -1,4 +1,4 @@
-#include "slurm_fields.h"
+#include "ui/form/slurm_fields.h"
 
 #include <QAbstractItemView>
 #include <QComboBox>
@@ -13,8 +13,8 @@
 #include <QStyle>
 #include <QtConcurrent>
 
-#include "form_widgets.h"
-#include "slurm/slurm_preflight.h"
+#include "ui/form/form_widgets.h"
+#include "supervisor/slurm/slurm_preflight.h"
 
 namespace ringmaster::ui {
 namespace {

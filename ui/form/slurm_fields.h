@@ -19,8 +19,8 @@
 #include <QFutureWatcher>
 #include <QGroupBox>
 
-#include "job_spec.h"
-#include "slurm/slurm_client.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/slurm/slurm_client.h"
 
 class QComboBox;
 class QLabel;

@@ -1,9 +1,9 @@
-#include "trainer_note.h"
+#include "ui/form/trainer_note.h"
 
 #include <QtConcurrent>
 
-#include "job_spec.h"
-#include "preflight.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/preflight.h"
 
 namespace ringmaster::ui {
 

@@ -8,7 +8,7 @@
 #include <QFutureWatcher>
 #include <QLabel>
 
-#include "trainer_info.h"
+#include "supervisor/trainer_info.h"
 
 namespace ringmaster::ui {
 

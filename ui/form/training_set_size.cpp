@@ -1,4 +1,6 @@
-#include "training_set_size.h"
+#include "ui/form/training_set_size.h"
+
+#include "ui/form/trainer_option_fields.h"
 
 #include <QFileInfo>
 
@@ -24,7 +26,7 @@ bool isIdxFolder(const QString& data)
 TrainingSetSize trainingSetSize(const QString& data, qint64 syntheticSamples)
 {
     if (data == QLatin1String("fashion-mnist")) return {kFashionMnistTrainSamples, {}};
-    if (data == QLatin1String("synthetic")) return {syntheticSamples, {}};
+    if (data == QLatin1String("synthetic")) return {syntheticSamples >= 0 ? syntheticSamples : optionDefaultInteger("synthetic_samples"), {}};
     QString path = data + QLatin1Char('/') + QLatin1String(kTrainImages);
     if (!QFileInfo::exists(path)) path += QStringLiteral(".gz");
     if (!QFileInfo::exists(path)) {

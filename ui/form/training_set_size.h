@@ -11,7 +11,6 @@
 namespace ringmaster::ui {
 
 inline constexpr qint64 kFashionMnistTrainSamples = 60000;
-inline constexpr qint64 kSyntheticDefaultSamples = 4096; // ringmaster-trainer --synthetic-samples default
 
 struct TrainingSetSize
 {
@@ -22,8 +21,9 @@ struct TrainingSetSize
 // A folder with train-images-idx3-ubyte[.gz]: the trainer reads it as MNIST-format IDX files.
 bool isIdxFolder(const QString& data);
 
-// `data` is the trainer's --data: fashion-mnist, synthetic (syntheticSamples of them) or a folder.
-TrainingSetSize trainingSetSize(const QString& data, qint64 syntheticSamples = kSyntheticDefaultSamples);
+// `data` is the trainer's --data: fashion-mnist, synthetic (syntheticSamples of them; -1: --synthetic-samples's
+// default) or a folder.
+TrainingSetSize trainingSetSize(const QString& data, qint64 syntheticSamples = -1);
 
 // Samples per rank per epoch, as DistributedSampler (and the trainer) count them: ceil(N / W), or
 // floor(N / W) with drop_last.

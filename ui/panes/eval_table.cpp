@@ -1,4 +1,4 @@
-#include "eval_table.h"
+#include "ui/panes/eval_table.h"
 
 #include <QDir>
 #include <QHeaderView>
@@ -11,8 +11,8 @@
 #include <iterator>
 #include <vector>
 
-#include "csv_table.h"
-#include "run_files.h"
+#include "runs/csv_table.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::ui {
 namespace {

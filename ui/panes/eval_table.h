@@ -13,8 +13,8 @@
 
 #include <optional>
 
-#include "run_evals.h"
-#include "run_types.h"
+#include "runs/run_evals.h"
+#include "supervisor/run_types.h"
 
 class QLabel;
 class QTableWidget;

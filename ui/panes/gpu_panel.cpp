@@ -1,4 +1,4 @@
-#include "gpu_panel.h"
+#include "ui/panes/gpu_panel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

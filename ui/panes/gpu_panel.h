@@ -9,7 +9,7 @@
 
 #include <functional>
 
-#include "gpu_inventory.h"
+#include "supervisor/gpu_inventory.h"
 
 class QLabel;
 class QPushButton;

@@ -1,4 +1,4 @@
-#include "log_panel.h"
+#include "ui/panes/log_panel.h"
 
 #include <QComboBox>
 #include <QFontDatabase>

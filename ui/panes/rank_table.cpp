@@ -1,9 +1,9 @@
-#include "rank_table.h"
+#include "ui/panes/rank_table.h"
 
 #include <QHeaderView>
 
-#include "rank_process.h"
-#include "straggler_detector.h"
+#include "supervisor/rank_process.h"
+#include "supervisor/straggler_detector.h"
 
 namespace ringmaster::ui {
 

@@ -6,7 +6,7 @@
 
 #include <QTableWidget>
 
-#include "run_types.h"
+#include "supervisor/run_types.h"
 
 namespace ringmaster::ui {
 

@@ -1,4 +1,4 @@
-#include "checkpoint_picker.h"
+#include "ui/runs/checkpoint_picker.h"
 
 #include <QDialogButtonBox>
 #include <QFileInfo>

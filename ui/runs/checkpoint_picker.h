@@ -6,7 +6,7 @@
 #include <QDialog>
 #include <QList>
 
-#include "checkpoint_list.h"
+#include "runs/checkpoint_list.h"
 
 class QDialogButtonBox;
 class QLabel;

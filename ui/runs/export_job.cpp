@@ -1,4 +1,4 @@
-#include "export_job.h"
+#include "ui/runs/export_job.h"
 
 #include <QDir>
 #include <QFile>
@@ -8,7 +8,7 @@
 #include <QSaveFile>
 #include <QtConcurrent>
 
-#include "run_files.h"
+#include "runs/run_files.h"
 
 namespace ringmaster::ui {
 

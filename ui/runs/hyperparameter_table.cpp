@@ -1,4 +1,4 @@
-#include "hyperparameter_table.h"
+#include "ui/runs/hyperparameter_table.h"
 
 #include <QCheckBox>
 #include <QFileInfo>

@@ -10,7 +10,7 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "job_diff.h"
+#include "runs/job_diff.h"
 
 class QCheckBox;
 class QLabel;

@@ -1,6 +1,6 @@
-#include "run_actions.h"
+#include "ui/runs/run_actions.h"
 
-#include "run_liveness.h"
+#include "runs/run_liveness.h"
 
 #include <QCheckBox>
 #include <QDialog>
@@ -15,14 +15,14 @@
 #include <QPushButton>
 #include <QSpinBox>
 
-#include "checkpoint_list.h"
-#include "checkpoint_picker.h"
-#include "export_job.h"
-#include "run_files.h"
-#include "charts/run_plot.h"
-#include "run_record.h"
-#include "scalar_table.h"
-#include "system_table.h"
+#include "runs/checkpoint_list.h"
+#include "ui/runs/checkpoint_picker.h"
+#include "ui/runs/export_job.h"
+#include "runs/run_files.h"
+#include "ui/charts/run_plot.h"
+#include "runs/run_record.h"
+#include "runs/scalar_table.h"
+#include "runs/system_table.h"
 
 namespace ringmaster::ui {
 namespace {

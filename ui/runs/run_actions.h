@@ -14,8 +14,8 @@
 
 #include <functional>
 
-#include "run_bundle.h"
-#include "scalar_export.h"
+#include "runs/run_bundle.h"
+#include "runs/scalar_export.h"
 
 class QMenu;
 class QPushButton;

@@ -1,11 +1,11 @@
-#include "run_colours.h"
+#include "ui/runs/run_colours.h"
 
 #include <QFileInfo>
 
 #include <algorithm>
 #include <array>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::ui {
 namespace {

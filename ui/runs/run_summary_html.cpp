@@ -1,4 +1,4 @@
-#include "run_summary_html.h"
+#include "ui/runs/run_summary_html.h"
 
 #include <QDir>
 #include <QFile>
@@ -6,8 +6,8 @@
 #include <QJsonObject>
 #include <QObject>
 
-#include "run_files.h"
-#include "runs_model.h"
+#include "runs/run_files.h"
+#include "ui/runs/runs_model.h"
 
 namespace ringmaster::ui {
 namespace {

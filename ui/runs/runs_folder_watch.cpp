@@ -1,4 +1,4 @@
-#include "runs_folder_watch.h"
+#include "ui/runs/runs_folder_watch.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -7,10 +7,10 @@
 
 #include <sys/stat.h>
 
-#include "run_files.h"
-#include "run_lock.h"
-#include "run_notes.h"
-#include "slurm_job.h"
+#include "runs/run_files.h"
+#include "protocol/run_lock.h"
+#include "runs/run_notes.h"
+#include "runs/slurm_job.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -23,7 +23,7 @@
 #include <QStringList>
 #include <QTimer>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 class QFileSystemWatcher;
 

@@ -1,4 +1,4 @@
-#include "runs_model.h"
+#include "ui/runs/runs_model.h"
 
 #include <QColor>
 #include <QDir>
@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "run_colours.h"
+#include "ui/runs/run_colours.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -16,7 +16,7 @@
 #include <QSet>
 #include <QSortFilterProxyModel>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace ringmaster::ui {
 

@@ -1,6 +1,6 @@
-#include "runs_panel.h"
+#include "ui/runs/runs_panel.h"
 
-#include "run_lock.h"
+#include "protocol/run_lock.h"
 
 #include <QColorDialog>
 #include <QDir>
@@ -24,22 +24,22 @@
 #include <algorithm>
 #include <utility>
 
-#include "panes/eval_table.h"
-#include "hyperparameter_table.h"
-#include "panes/log_panel.h"
-#include "opened_run.h"
-#include "run_lock.h"
-#include "run_colours.h"
-#include "run_summary_html.h"
-#include "run_actions.h"
-#include "run_files.h"
-#include "run_listing.h"
-#include "runs_folder_watch.h"
-#include "runs_model.h"
-#include "charts/scalar_chart.h"
-#include "slurm_job.h"
-#include "slurm_queue_states.h"
-#include "charts/system_panel.h"
+#include "ui/panes/eval_table.h"
+#include "ui/runs/hyperparameter_table.h"
+#include "ui/panes/log_panel.h"
+#include "runs/opened_run.h"
+#include "protocol/run_lock.h"
+#include "ui/runs/run_colours.h"
+#include "ui/runs/run_summary_html.h"
+#include "ui/runs/run_actions.h"
+#include "runs/run_files.h"
+#include "runs/run_listing.h"
+#include "ui/runs/runs_folder_watch.h"
+#include "ui/runs/runs_model.h"
+#include "ui/charts/scalar_chart.h"
+#include "runs/slurm_job.h"
+#include "ui/runs/slurm_queue_states.h"
+#include "ui/charts/system_panel.h"
 
 namespace ringmaster::ui {
 namespace {

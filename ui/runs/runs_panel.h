@@ -36,11 +36,11 @@
 #include <functional>
 #include <map>
 
-#include "job_diff.h"
-#include "opened_run.h"
-#include "run_notes.h"
-#include "run_record.h"
-#include "scalar_table.h"
+#include "runs/job_diff.h"
+#include "runs/opened_run.h"
+#include "runs/run_notes.h"
+#include "runs/run_record.h"
+#include "runs/scalar_table.h"
 
 class QLabel;
 class QLineEdit;

@@ -1,7 +1,7 @@
 // How the Runs tab is put together (runs_panel.h): the constructor and its named parts, the list of runs above
 // and the run opened below. What the tab does with runs (listing, opening, comparing, renaming, deleting) is in
 // runs_panel.cpp.
-#include "runs_panel.h"
+#include "ui/runs/runs_panel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -14,15 +14,15 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "charts/scalar_chart.h"
-#include "charts/system_panel.h"
-#include "hyperparameter_table.h"
-#include "panes/eval_table.h"
-#include "panes/log_panel.h"
-#include "run_actions.h"
-#include "runs_folder_watch.h"
-#include "runs_model.h"
-#include "slurm_queue_states.h"
+#include "ui/charts/scalar_chart.h"
+#include "ui/charts/system_panel.h"
+#include "ui/runs/hyperparameter_table.h"
+#include "ui/panes/eval_table.h"
+#include "ui/panes/log_panel.h"
+#include "ui/runs/run_actions.h"
+#include "ui/runs/runs_folder_watch.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/slurm_queue_states.h"
 
 namespace ringmaster::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "slurm_queue_states.h"
+#include "ui/runs/slurm_queue_states.h"
 
 #include <QtConcurrent>
 

@@ -16,8 +16,8 @@
 #include <QPair>
 #include <QTimer>
 
-#include "runs_model.h"
-#include "slurm/slurm_client.h"
+#include "ui/runs/runs_model.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::ui {
 

@@ -1,5 +1,5 @@
-#include "local_run.h"
-#include "local_run_rank.h"
+#include "supervisor/local/local_run.h"
+#include "supervisor/local/local_run_rank.h"
 
 #include <QDir>
 #include <QFile>
@@ -10,16 +10,16 @@
 
 #include <unistd.h>
 
-#include "../../protocol/exit_codes.h"
-#include "../../protocol/run_layout.h"
-#include "../../protocol/wire.h"
-#include "../metric_server.h"
-#include "../proc_info.h"
-#include "../rank_command.h"
-#include "../rank_process.h"
-#include "../script_environment.h"
-#include "../stack_dumps.h"
-#include "../system_files.h"
+#include "protocol/exit_codes.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/proc_info.h"
+#include "supervisor/rank_command.h"
+#include "supervisor/rank_process.h"
+#include "supervisor/script_environment.h"
+#include "supervisor/stack_dumps.h"
+#include "supervisor/system_files.h"
 
 namespace ringmaster::supervisor {
 namespace {

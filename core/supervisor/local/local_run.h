@@ -22,11 +22,11 @@
 #include <memory>
 #include <vector>
 
-#include "../failure_verdict.h"
-#include "../rank_command.h"
-#include "../run_backend_base.h"
-#include "../system_sampler.h"
-#include "oom_watch.h"
+#include "supervisor/failure_verdict.h"
+#include "supervisor/rank_command.h"
+#include "supervisor/run_backend_base.h"
+#include "supervisor/system_sampler.h"
+#include "supervisor/local/oom_watch.h"
 
 namespace ringmaster::supervisor {
 

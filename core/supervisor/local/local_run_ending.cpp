@@ -2,8 +2,8 @@
 // Kill and Checkpoint now, the conclusion once every rank has exited (restart, port retry, or the final status
 // in summary.json) and the run directory lost under a live run. Starting the group and following it is in
 // local_run.cpp.
-#include "local_run.h"
-#include "local_run_rank.h"
+#include "supervisor/local/local_run.h"
+#include "supervisor/local/local_run_rank.h"
 
 #include <QFile>
 
@@ -11,14 +11,14 @@
 
 #include <unistd.h>
 
-#include "../../protocol/exit_codes.h"
-#include "../../protocol/run_layout.h"
-#include "../../protocol/wire.h"
-#include "../metric_server.h"
-#include "../proc_info.h"
-#include "../rank_process.h"
-#include "../stack_dumps.h"
-#include "../system_files.h"
+#include "protocol/exit_codes.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/proc_info.h"
+#include "supervisor/rank_process.h"
+#include "supervisor/stack_dumps.h"
+#include "supervisor/system_files.h"
 
 namespace ringmaster::supervisor {
 

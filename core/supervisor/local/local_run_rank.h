@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "local_run.h"
-#include "../rank_process.h"
+#include "supervisor/local/local_run.h"
+#include "supervisor/rank_process.h"
 
 namespace ringmaster::supervisor {
 

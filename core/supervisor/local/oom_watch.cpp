@@ -1,4 +1,4 @@
-#include "oom_watch.h"
+#include "supervisor/local/oom_watch.h"
 
 #include <QFile>
 #include <QFileInfo>

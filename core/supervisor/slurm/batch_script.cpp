@@ -1,4 +1,4 @@
-#include "batch_script.h"
+#include "supervisor/slurm/batch_script.h"
 
 #include <QDir>
 #include <QFileDevice>
@@ -6,9 +6,9 @@
 #include <QSaveFile>
 #include <QStringList>
 
-#include "../../protocol/run_layout.h"
-#include "../control_characters.h"
-#include "../script_environment.h"
+#include "protocol/run_layout.h"
+#include "supervisor/control_characters.h"
+#include "supervisor/script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {

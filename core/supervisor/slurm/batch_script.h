@@ -11,8 +11,8 @@
 
 #include <QString>
 
-#include "../job_spec.h"
-#include "slurm_request.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/slurm/slurm_request.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "file_tail.h"
+#include "supervisor/slurm/file_tail.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -1,10 +1,10 @@
-#include "metrics_csv_follower.h"
+#include "supervisor/slurm/metrics_csv_follower.h"
 
 #include <QDir>
 
 #include <cmath>
 
-#include "../../protocol/run_layout.h"
+#include "protocol/run_layout.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -9,8 +9,8 @@
 #include <QList>
 #include <QStringList>
 
-#include "../run_types.h"
-#include "file_tail.h"
+#include "supervisor/run_types.h"
+#include "supervisor/slurm/file_tail.h"
 
 namespace ringmaster::supervisor {
 

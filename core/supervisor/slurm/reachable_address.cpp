@@ -1,4 +1,4 @@
-#include "reachable_address.h"
+#include "supervisor/slurm/reachable_address.h"
 
 #include <QHostInfo>
 #include <QNetworkInterface>

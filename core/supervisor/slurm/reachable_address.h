@@ -10,7 +10,7 @@
 #include <QHostAddress>
 #include <QString>
 
-#include "slurm_client.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::supervisor {
 

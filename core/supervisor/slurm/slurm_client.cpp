@@ -1,4 +1,4 @@
-#include "slurm_client.h"
+#include "supervisor/slurm/slurm_client.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "../report_frame.h"
+#include "supervisor/report_frame.h"
 
 namespace ringmaster::supervisor {
 namespace {

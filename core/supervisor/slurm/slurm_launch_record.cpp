@@ -1,13 +1,13 @@
-#include "slurm_launch_record.h"
+#include "supervisor/slurm/slurm_launch_record.h"
 
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QStringList>
 
-#include "../../protocol/run_layout.h"
-#include "../../protocol/wire.h"
-#include "../script_environment.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
+#include "supervisor/script_environment.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -17,7 +17,7 @@
 #include <QProcessEnvironment>
 #include <QString>
 
-#include "batch_script.h"
+#include "supervisor/slurm/batch_script.h"
 
 namespace ringmaster::supervisor {
 

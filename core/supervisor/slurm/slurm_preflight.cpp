@@ -1,9 +1,9 @@
-#include "slurm_preflight.h"
+#include "supervisor/slurm/slurm_preflight.h"
 
 #include <QFileInfo>
 #include <QStandardPaths>
 
-#include "batch_script.h"
+#include "supervisor/slurm/batch_script.h"
 
 namespace ringmaster::supervisor {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <QString>
 
-#include "../job_spec.h"
-#include "slurm_client.h"
+#include "supervisor/job_spec.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,11 +1,11 @@
-#include "slurm_request.h"
+#include "supervisor/slurm/slurm_request.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
 
 #include <cmath>
 
-#include "../job_spec.h"
+#include "supervisor/job_spec.h"
 
 namespace ringmaster::supervisor {
 namespace {

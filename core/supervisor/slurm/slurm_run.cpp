@@ -1,4 +1,4 @@
-#include "slurm_run.h"
+#include "supervisor/slurm/slurm_run.h"
 
 #include <QDir>
 #include <QFile>
@@ -9,14 +9,14 @@
 
 #include <algorithm>
 
-#include "../../protocol/run_layout.h"
-#include "../../protocol/wire.h"
-#include "../metric_server.h"
-#include "../rank_command.h"
-#include "../stack_dumps.h"
-#include "../system_files.h"
-#include "../tensorboard_follower.h"
-#include "slurm_launch_record.h"
+#include "protocol/run_layout.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/rank_command.h"
+#include "supervisor/stack_dumps.h"
+#include "supervisor/system_files.h"
+#include "supervisor/tensorboard_follower.h"
+#include "supervisor/slurm/slurm_launch_record.h"
 
 namespace ringmaster::supervisor {
 namespace {
@@ -200,7 +200,9 @@ void SlurmRun::onAddressResolved()
 
 void SlurmRun::submit()
 {
-    if (m_stopRequested) return endUnsubmitted(RunState::Stopped, QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
+    if (m_stopRequested) {
+        return endUnsubmitted(RunState::Stopped, QStringLiteral("stopped before the job was submitted: nothing was sent to Slurm"));
+    }
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     const SubmitterOffer offer = submitterOffer();
     if (!offer.socketPath.isEmpty()) environment.insert(QLatin1String(kSubmitterSocketEnv), offer.socketPath);

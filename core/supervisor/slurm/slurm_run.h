@@ -35,13 +35,13 @@
 #include <memory>
 #include <vector>
 
-#include "../run_backend_base.h"
-#include "file_tail.h"
-#include "batch_script.h"
-#include "metrics_csv_follower.h"
-#include "reachable_address.h"
-#include "slurm_launch_record.h"
-#include "slurm_client.h"
+#include "supervisor/run_backend_base.h"
+#include "supervisor/slurm/file_tail.h"
+#include "supervisor/slurm/batch_script.h"
+#include "supervisor/slurm/metrics_csv_follower.h"
+#include "supervisor/slurm/reachable_address.h"
+#include "supervisor/slurm/slurm_launch_record.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::supervisor {
 

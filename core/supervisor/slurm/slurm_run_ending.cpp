@@ -1,20 +1,20 @@
 // How a Slurm run ends (slurm_run.h): Stop, Kill and Checkpoint now, leaving the job to Slurm, and the
 // conclusion once Slurm says the job is over. The rest of SlurmRun, from submission to following the
 // job, is in slurm_run.cpp.
-#include "slurm_run.h"
+#include "supervisor/slurm/slurm_run.h"
 
 #include <QRegularExpression>
 
 #include <algorithm>
 #include <csignal>
 
-#include "../../protocol/wire.h"
-#include "../metric_server.h"
-#include "../stack_dumps.h"
-#include "../tensorboard_follower.h"
-#include "batch_script.h"
-#include "slurm_verdict.h"
-#include "task_failures.h"
+#include "protocol/wire.h"
+#include "supervisor/metric_server.h"
+#include "supervisor/stack_dumps.h"
+#include "supervisor/tensorboard_follower.h"
+#include "supervisor/slurm/batch_script.h"
+#include "supervisor/slurm/slurm_verdict.h"
+#include "supervisor/slurm/task_failures.h"
 
 namespace ringmaster::supervisor {
 

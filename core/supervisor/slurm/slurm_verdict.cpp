@@ -1,8 +1,8 @@
-#include "slurm_verdict.h"
+#include "supervisor/slurm/slurm_verdict.h"
 
 #include <algorithm>
 
-#include "task_failures.h"
+#include "supervisor/slurm/task_failures.h"
 
 namespace ringmaster::supervisor {
 

@@ -13,8 +13,8 @@
 
 #include <vector>
 
-#include "../failure_verdict.h"
-#include "slurm_client.h"
+#include "supervisor/failure_verdict.h"
+#include "supervisor/slurm/slurm_client.h"
 
 namespace ringmaster::supervisor {
 

@@ -1,4 +1,4 @@
-#include "task_failures.h"
+#include "supervisor/slurm/task_failures.h"
 
 #include <QRegularExpression>
 #include <QSet>

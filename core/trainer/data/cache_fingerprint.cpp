@@ -3,7 +3,7 @@
 // modification time in ns, in name order; symlinked folders are followed) and of the reader's options.
 // It reads no file's contents, only one stat per file, so 100k files take a fraction of a second.
 
-#include "shared_cache.h"
+#include "trainer/data/shared_cache.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_format.h"
+#include "trainer/data/cache_format.h"
 
 namespace ringmaster::trainer {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../hash64.h"
+#include "trainer/hash64.h"
 
 namespace ringmaster::trainer::hash64 {
 

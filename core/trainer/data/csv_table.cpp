@@ -3,7 +3,7 @@
 // lines, CRLF or LF, last newline optional, a UTF-8 byte-order mark ignored, blank lines skipped), then
 // the table's rules: numeric features, one label column. Line numbers in errors are the file's physical
 // lines, 1-based, the header being line 1; a record spanning lines is named by the line it starts on.
-#include "csv_table.h"
+#include "trainer/data/csv_table.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +15,7 @@
 #include <map>
 #include <set>
 
-#include "../errors.h"
+#include "trainer/errors.h"
 
 namespace ringmaster::trainer {
 namespace {

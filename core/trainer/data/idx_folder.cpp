@@ -1,4 +1,4 @@
-#include "idx_folder.h"
+#include "trainer/data/idx_folder.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 
 #include <zlib.h>
 
-#include "../errors.h"
+#include "trainer/errors.h"
 
 namespace ringmaster::trainer {
 namespace {

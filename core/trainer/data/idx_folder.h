@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "loaded_data.h"
+#include "trainer/data/loaded_data.h"
 
 namespace ringmaster::trainer {
 

@@ -7,7 +7,7 @@
 // nor throw through C frames, so each decode runs in one function that calls setjmp; the error callback
 // keeps the library's message and longjmps back there. That function holds only plain C locals (the
 // library structs), so the jump skips no C++ destructor; the pixels live in the caller's DecodeResult.
-#include "image_decode.h"
+#include "trainer/data/image_decode.h"
 
 #include <csetjmp>
 #include <cstdio>

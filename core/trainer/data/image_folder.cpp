@@ -6,7 +6,7 @@
 // by torch::nn::functional::interpolate exactly as Python's
 //   F.interpolate(x.float()[None], size=(H, W), mode="bilinear", align_corners=False, antialias=True)
 // and rounded half-to-even (torch.round) back to uint8. An image already of the target size is copied.
-#include "image_folder.h"
+#include "trainer/data/image_folder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -18,8 +18,8 @@
 
 #include <ATen/Parallel.h>
 
-#include "../errors.h"
-#include "image_decode.h"
+#include "trainer/errors.h"
+#include "trainer/data/image_decode.h"
 
 namespace ringmaster::trainer {
 namespace {

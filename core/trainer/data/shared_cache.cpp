@@ -31,7 +31,7 @@
 // rename, folder fsync) and map the result. Only the lock holder builds a fingerprint, so a temp file of
 // that fingerprint found then is a crashed builder's and is removed.
 
-#include "shared_cache.h"
+#include "trainer/data/shared_cache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,10 +53,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../atomic_file.h"
-#include "../errors.h"
-#include "../log.h"
-#include "cache_format.h"
+#include "trainer/atomic_file.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
+#include "trainer/data/cache_format.h"
 
 namespace ringmaster::trainer {
 

@@ -1,4 +1,4 @@
-#include "synthetic.h"
+#include "trainer/data/synthetic.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 

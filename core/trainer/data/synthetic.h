@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "loaded_data.h"
+#include "trainer/data/loaded_data.h"
 
 namespace ringmaster::trainer {
 

@@ -3,15 +3,15 @@
 // caffe2::serialize::PyTorchStreamReader). The legacy format (_use_new_zipfile_serialization=False, a
 // bare pickle stream) is not readable from C++; it is recognised by its first byte and refused with the
 // one-line re-save recipe. Every record's CRC-32 is checked first (zip_records.h): LibTorch checks none.
-#include "tensor_file.h"
+#include "trainer/data/tensor_file.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
-#include "../errors.h"
-#include "../zip_records.h"
+#include "trainer/errors.h"
+#include "trainer/zip_records.h"
 
 namespace ringmaster::trainer {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "loaded_data.h"
+#include "trainer/data/loaded_data.h"
 
 namespace ringmaster::trainer {
 

@@ -1,4 +1,4 @@
-#include "training_data.h"
+#include "trainer/data/training_data.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <algorithm>
@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <sstream>
 
-#include "../errors.h"
-#include "../log.h"
-#include "csv_table.h"
-#include "idx_folder.h"
-#include "image_folder.h"
-#include "shared_cache.h"
-#include "synthetic.h"
-#include "tensor_file.h"
+#include "trainer/errors.h"
+#include "trainer/log.h"
+#include "trainer/data/csv_table.h"
+#include "trainer/data/idx_folder.h"
+#include "trainer/data/image_folder.h"
+#include "trainer/data/shared_cache.h"
+#include "trainer/data/synthetic.h"
+#include "trainer/data/tensor_file.h"
 
 namespace fs = std::filesystem;
 

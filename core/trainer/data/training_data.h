@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "loaded_data.h"
+#include "trainer/data/loaded_data.h"
 
 namespace ringmaster::trainer {
 

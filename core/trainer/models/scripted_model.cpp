@@ -1,13 +1,13 @@
-#include "scripted_model.h"
+#include "trainer/models/scripted_model.h"
 
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
-#include "../atomic_file.h"
-#include "../errors.h"
-#include "../hash64.h"
-#include "../zip_records.h"
+#include "trainer/atomic_file.h"
+#include "trainer/errors.h"
+#include "trainer/hash64.h"
+#include "trainer/zip_records.h"
 
 namespace ringmaster::trainer {
 namespace {

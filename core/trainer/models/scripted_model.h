@@ -14,7 +14,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include "../models.h"
+#include "trainer/models.h"
 
 namespace ringmaster::trainer {
 
