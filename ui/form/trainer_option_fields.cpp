@@ -10,6 +10,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,7 +77,10 @@ QString optionLabel(const char* key) { return QString::fromUtf8(row(key).label);
 QString optionTip(const char* key)
 {
     QString tip = QString::fromStdString(protocol::optionHelpText(row(key)));
-    if (!tip.isEmpty()) tip[0] = tip[0].toUpper();
+    // A sentence starts with a capital, unless its first word is a name or a value ("fp16:", "auto:", "L2").
+    const QString first = tip.section(QLatin1Char(' '), 0, 0);
+    const bool plainWord = std::all_of(first.cbegin(), first.cend(), [](QChar c) { return c.isLetter(); });
+    if (plainWord && !first.isEmpty()) tip[0] = tip[0].toUpper();
     return tip;
 }
 
